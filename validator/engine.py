@@ -1,0 +1,296 @@
+"""Load → schema → rules → findings: the one path that decides whether a payload is valid."""
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from . import rules as rules_pkg
+from .context import DEFAULT_PROFILE, Context, Profile, parse_day, today_in_oslo
+from .findings import ERROR, Finding, Report
+from .jsonload import Loaded, iter_jsonl, load_json_bytes
+from .locate import KindLayout, ObjectShape, build_layout
+from .schema import checker_for
+from .spec import Kind, Spec, SpecError, load_spec
+
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a rule's value sits: its pointer and, for objects, the declared properties there."""
+
+    pointer: str
+    shape: ObjectShape | None
+    target: str  # the component name or x-rule tag that matched
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    spec: Spec
+    kind: Kind
+    today: _dt.date
+    context: Context
+    profile: Profile
+    root: Any
+
+    @property
+    def is_request(self) -> bool:
+        return self.kind.is_request
+
+    @property
+    def minor_units(self) -> dict[str, int]:
+        return self.spec.minor_units
+
+
+@dataclass(frozen=True)
+class _Plan:
+    kind: Kind
+    layout: KindLayout
+    # (rule, ((pattern, target), ...)) for every semantic rule with a target in this kind
+    steps: tuple[tuple[rules_pkg.Rule, tuple[tuple[tuple, str], ...]], ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(spec_key: int, kind_name: str) -> _Plan:
+    spec = _SPECS[spec_key]
+    kind = spec.kind(kind_name)
+    layout = build_layout(spec, kind.schema_name)
+    steps = []
+    for r in rules_pkg.semantic_rules():
+        if not r.applies_to(kind.name, kind.direction):
+            continue
+        patterns: list[tuple[tuple, str]] = []
+        for target in r.targets:
+            if target == rules_pkg.EVERY_OBJECT:
+                patterns.extend((p, target) for p in layout.objects)
+            else:
+                patterns.extend((p, target) for p in layout.locations.get(target, ()))
+        if patterns:
+            steps.append((r, tuple(dict.fromkeys(patterns))))
+    return _Plan(kind, layout, tuple(steps))
+
+
+_SPECS: dict[int, Spec] = {}
+
+
+def plan_for(spec: Spec, kind: str) -> _Plan:
+    _SPECS[id(spec)] = spec
+    return _plan(id(spec), kind)
+
+
+class Validator:
+    """Validation with one spec, profile and context; reuse it for many payloads."""
+
+    def __init__(
+        self,
+        *,
+        spec: Spec | None = None,
+        profile: Profile | None = None,
+        context: Context | None = None,
+        today: _dt.date | str | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ):
+        self.spec = spec or load_spec()
+        self.profile = profile or DEFAULT_PROFILE
+        self.context = context or Context()
+        given = today or self.context.today or self.profile.today
+        self.today = parse_day(given, "today") if given else today_in_oslo()
+        self.max_bytes = max_bytes
+        self.catalogue = rules_pkg.catalogue()
+
+    # ---- entry points ----
+    def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
+        candidates: tuple[str, ...] = ()
+        if kind is None:
+            kind, candidates, detection = self.detect_kind(payload)
+            if kind is None:
+                report = Report(source, None, candidates=candidates)
+                report.findings.append(self._engine_finding(detection, ""))
+                return report
+        kind_obj = self.spec.kind(kind)
+        report = Report(source, kind, candidates=candidates if len(candidates) > 1 else ())
+        if len(candidates) > 1:
+            report.findings.append(
+                self._engine_finding(
+                    ("kind-ambiguous", f"the payload fits {len(candidates)} kinds: {', '.join(candidates)}; checked as {kind} (pass --kind to choose)"),
+                    "",
+                )
+            )
+        report.findings.extend(self._check(payload, kind_obj))
+        return report
+
+    def validate_bytes(self, data: bytes, kind: str | None = None, *, source: str = "<bytes>") -> Report:
+        loaded = load_json_bytes(data, max_bytes=self.max_bytes)
+        return self._from_loaded(loaded, kind, source)
+
+    def validate_path(self, path: str | Path, kind: str | None = None) -> list[Report]:
+        """A JSON file gives one report; a .jsonl file one report per non-blank line."""
+        path = Path(path)
+        size = path.stat().st_size
+        if size > self.max_bytes and path.suffix != ".jsonl":
+            report = Report(str(path), kind)
+            report.findings.append(
+                self._engine_finding(
+                    ("json-too-large", f"the file is {size:,} bytes; the limit is {self.max_bytes:,} bytes (--max-bytes)"), ""
+                )
+            )
+            return [report]
+        if path.suffix == ".jsonl":
+            with path.open("rb") as stream:
+                return [
+                    self._from_loaded(loaded, kind, f"{path}:{lineno}")
+                    for lineno, loaded in iter_jsonl(stream, max_bytes=self.max_bytes)
+                ]
+        return [self.validate_bytes(path.read_bytes(), kind, source=str(path))]
+
+    # ---- kind detection ----
+    def detect_kind(self, payload: Any) -> tuple[str | None, tuple[str, ...], tuple[str, str]]:
+        kinds = list(self.spec.kinds.values())
+        fitting = [k.name for k in kinds if checker_for(self.spec, k.schema_name).is_valid(payload)]
+        if fitting:
+            return fitting[0], tuple(fitting), ("", "")
+        scored = sorted(((self._shape_score(payload, k), k.name) for k in kinds), reverse=True)
+        best_score = scored[0][0]
+        if best_score <= 0:
+            names = ", ".join(sorted(k.name for k in kinds))
+            return None, (), ("kind-undetected", f"cannot tell which kind of payload this is; pass --kind (one of {names})")
+        best = tuple(sorted(name for score, name in scored if score == best_score))
+        return best[0], best, ("", "")
+
+    def _shape_score(self, payload: Any, kind: Kind) -> int:
+        schema = self.spec.deref(self.spec.schema(kind.schema_name))
+        if isinstance(payload, list):
+            if schema.get("type") != "array":
+                return 0
+            items = self.spec.deref(schema.get("items", {}))
+            payload = next((p for p in payload if isinstance(p, dict)), None)
+            if payload is None:
+                return 1
+            schema = items
+        if not isinstance(payload, dict) or schema.get("type") == "array":
+            return 0
+        layout = plan_for(self.spec, kind.name).layout
+        declared = layout.objects.get((), ObjectShape(frozenset(), False)).properties
+        if schema.get("type") != "object" and "allOf" not in schema and not declared:
+            return 0
+        keys = set(payload)
+        required = set(schema.get("required", ()))
+        for part in schema.get("allOf", ()):
+            required |= set(self.spec.deref(part).get("required", ()))
+        return 2 * len(keys & declared) - len(keys - declared) - 2 * len(required - keys)
+
+    # ---- the checks ----
+    def _check(self, payload: Any, kind: Kind) -> list[Finding]:
+        findings: list[Finding] = []
+        request = kind.is_request
+        checker = checker_for(self.spec, kind.schema_name)
+        for issue in checker.issues(payload):
+            finding = self._finding(issue.rule, issue.pointer, issue.message, request, ref=issue.ref)
+            if finding:
+                findings.append(finding)
+        plan = plan_for(self.spec, kind.name)
+        ctx = RuleContext(self.spec, kind, self.today, self.context, self.profile, payload)
+        objects = plan.layout.objects
+        for rule, patterns in plan.steps:
+            if self._severity(rule.id) == "off":
+                continue
+            for pattern, target in patterns:
+                shape = objects.get(pattern)
+                for pointer, value in _iter_values(payload, pattern):
+                    try:
+                        issues = list(rule.check(value, ctx, Location(pointer, shape, target)))
+                    except Exception as exc:  # a rule bug must surface as a finding, never a traceback
+                        findings.append(
+                            Finding("internal-error", ERROR, pointer, f"rule {rule.id} failed: {type(exc).__name__}: {exc}", None, None, rule.ref)
+                        )
+                        continue
+                    for issue in issues:
+                        finding = self._finding(rule.id, pointer + issue.path, issue.message, request, severity=issue.severity)
+                        if finding:
+                            findings.append(finding)
+        findings.sort(key=_finding_order)
+        return findings
+
+    def _severity(self, rule_id: str) -> str:
+        override = self.profile.rules.get(rule_id)
+        if override and override.severity:
+            return override.severity
+        rule = self.catalogue.get(rule_id)
+        return rule.severity if rule else ERROR
+
+    def _finding(
+        self, rule_id: str, pointer: str, message: str, request: bool, *, ref: str | None = None, severity: str | None = None
+    ) -> Finding | None:
+        rule = self.catalogue.get(rule_id)
+        override = self.profile.rules.get(rule_id)
+        chosen = (override.severity if override and override.severity else None) or severity or (rule.severity if rule else ERROR)
+        if chosen == "off":
+            return None
+        code = status = None
+        if request and chosen == ERROR and rule is not None:  # what an implementation must answer
+            code = (override.code if override and override.code else None) or rule.code
+            status = (override.status if override and override.status else None) or rule.status
+        return Finding(rule_id, chosen, pointer, message, code, status, ref or (rule.ref if rule else None))
+
+    def _engine_finding(self, detection: tuple[str, str], pointer: str, line: int | None = None, column: int | None = None) -> Finding:
+        rule_id, message = detection
+        rule = self.catalogue[rule_id]
+        severity = self._severity(rule_id)
+        severity = rule.severity if severity == "off" else severity
+        code = rule.code if severity == ERROR else None
+        status = rule.status if severity == ERROR else None
+        return Finding(rule_id, severity, pointer, message, code, status, rule.ref, line, column)
+
+    def _from_loaded(self, loaded: Loaded, kind: str | None, source: str) -> Report:
+        decoding = [
+            self._engine_finding((p.rule, p.message), getattr(p, "pointer", None) or "", p.line, p.column)
+            for p in loaded.problems
+        ]
+        if decoding and loaded.value is None:
+            return Report(source, kind, decoding)
+        report = self.validate(loaded.value, kind, source=source)
+        report.findings[:0] = decoding
+        return report
+
+
+def _iter_values(payload: Any, pattern: tuple) -> Iterator[tuple[str, Any]]:
+    from .locate import iter_values
+
+    return iter_values(payload, pattern)
+
+
+def _finding_order(f: Finding) -> tuple:
+    return (tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in f.pointer.split("/")), f.rule)
+
+
+# ---- module-level conveniences ----
+def validate(
+    payload: Any,
+    kind: str | None = None,
+    *,
+    context: Context | dict | None = None,
+    profile: Profile | dict | None = None,
+    today: _dt.date | str | None = None,
+    source: str = "<payload>",
+) -> Report:
+    """Validate one decoded JSON payload as ``kind`` (detected from its shape when None)."""
+    return _validator(context, profile, today).validate(payload, kind, source=source)
+
+
+def validate_bytes(data: bytes, kind: str | None = None, *, context=None, profile=None, today=None, source: str = "<bytes>") -> Report:
+    return _validator(context, profile, today).validate_bytes(data, kind, source=source)
+
+
+def validate_file(path: str | Path, kind: str | None = None, *, context=None, profile=None, today=None) -> list[Report]:
+    return _validator(context, profile, today).validate_path(path, kind)
+
+
+def _validator(context, profile, today) -> Validator:
+    if isinstance(context, dict):
+        context = Context.from_mapping(context)
+    if isinstance(profile, dict):
+        profile = Profile.from_mapping(profile)
+    return Validator(context=context, profile=profile, today=today)

@@ -1,0 +1,94 @@
+"""The data every check produces: findings, gathered into a report per input.
+
+A finding says where (an RFC 6901 pointer into the checked document, or a header /
+query location for whole requests), which rule, which document section, and what an
+implementation must answer (HTTP status + tppMessages code; both ``None`` for findings
+about a response, which no server answers).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+ERROR = "error"
+WARNING = "warning"
+SEVERITIES = (ERROR, WARNING)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    severity: str
+    pointer: str
+    message: str
+    code: str | None = None
+    status: int | None = None
+    ref: str | None = None
+    # Where in the raw input (1-based), when the finding is about the text itself.
+    line: int | None = None
+    column: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {
+            "rule": self.rule,
+            "severity": self.severity,
+            "pointer": self.pointer,
+            "message": self.message,
+            "code": self.code,
+            "status": self.status,
+            "ref": self.ref,
+        }
+        if self.line is not None:
+            out["line"] = self.line
+            out["column"] = self.column
+        return out
+
+
+@dataclass(slots=True)
+class Report:
+    """Findings for one checked input (a file, one JSONL line, stdin, a request)."""
+
+    source: str
+    kind: str | None
+    findings: list[Finding] = field(default_factory=list)
+    # Kinds that fit equally when the kind was detected from the payload's shape.
+    candidates: tuple[str, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return not any(f.severity == ERROR for f in self.findings)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == WARNING]
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        self.findings.extend(findings)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {
+            "source": self.source,
+            "kind": self.kind,
+            "valid": self.valid,
+            "findings": [f.as_dict() for f in self.findings],
+        }
+        if self.candidates:
+            out["candidates"] = list(self.candidates)
+        return out
+
+
+def escape_pointer_token(token: str | int) -> str:
+    """RFC 6901 escaping of one reference token."""
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def pointer(*tokens: str | int) -> str:
+    return "".join("/" + escape_pointer_token(t) for t in tokens)
+
+
+def join_pointer(base: str, *tokens: str | int) -> str:
+    return base + pointer(*tokens)

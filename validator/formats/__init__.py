@@ -1,0 +1,223 @@
+"""Output formats: turn per-input :class:`~validator.findings.Report` objects into text.
+
+``render(reports, fmt, catalogue=..., tool_version=...)`` is the one entry point; every
+format returns a complete document ending in exactly one newline, so callers write it
+as is (``click.echo(out, nl=False)`` / ``sys.stdout.write(out)``).
+
+The formats:
+
+``text``
+    compact, one line per finding (``source:pointer: severity CODE [rule] message``),
+    then a one-line summary; ``quiet`` keeps only error lines and the summary;
+    ``color`` colours the severities with ANSI escapes.
+``json``
+    ``{"results": [...], "summary": {...}, "tool": {...}}``.
+``junit``
+    JUnit XML, one test case per input.
+``sarif``
+    SARIF 2.1.0, for code-scanning dashboards.
+``github``
+    GitHub Actions workflow commands (``::error ...``), i.e. inline annotations.
+
+``quiet`` and ``color`` only change ``text``; the machine-readable formats always
+carry every finding.
+
+Helpers shared by the format modules live here too: the :class:`RuleInfo` protocol and
+its fallback for rule ids the catalogue does not know, :func:`summarize`, the
+``CODE/status`` label, and :func:`split_source`, which reads the sources the CLI
+produces (``-`` for stdin, ``file.jsonl:17`` for line 17 of a JSONL file).
+"""
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from typing import Mapping, Protocol, Sequence, runtime_checkable
+
+from validator.findings import ERROR, WARNING, Finding, Report
+
+__all__ = [
+    "FORMATS",
+    "RuleInfo",
+    "FallbackRule",
+    "Origin",
+    "render",
+    "summarize",
+    "summary_line",
+    "rule_info",
+    "code_label",
+    "split_source",
+    "display_pointer",
+]
+
+FORMATS = ("text", "json", "junit", "sarif", "github")
+
+_MODULES = {
+    "text": "text",
+    "json": "json_format",
+    "junit": "junit",
+    "sarif": "sarif",
+    "github": "github",
+}
+
+TOOL_NAME = "obvalidate"
+
+# Sources that mean "standard input" rather than a file.
+STDIN_SOURCES = frozenset({"-", "<stdin>"})
+
+
+@runtime_checkable
+class RuleInfo(Protocol):
+    """What the formats need to know about a rule (any object with these attributes)."""
+
+    id: str
+    name: str
+    summary: str
+    ref: str | None
+    code: str | None
+    status: int | None
+    severity: str
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackRule:
+    """Metadata for a rule id that is not in the catalogue, made from its first finding."""
+
+    id: str
+    name: str
+    summary: str
+    ref: str | None
+    code: str | None
+    status: int | None
+    severity: str
+
+    @classmethod
+    def from_finding(cls, finding: Finding) -> "FallbackRule":
+        return cls(
+            id=finding.rule,
+            name=finding.rule,
+            summary=f"Rule {finding.rule} (not in the rule catalogue)",
+            ref=finding.ref,
+            code=finding.code,
+            status=finding.status,
+            severity=finding.severity,
+        )
+
+
+def rule_info(catalogue: Mapping[str, RuleInfo], finding: Finding) -> RuleInfo:
+    """The catalogue entry for ``finding.rule``, or fallback metadata made from the finding."""
+    info = catalogue.get(finding.rule)
+    if info is None:
+        return FallbackRule.from_finding(finding)
+    return info
+
+
+def code_label(code: str | None, status: int | None) -> str:
+    """``FORMAT_ERROR/400``; ``FORMAT_ERROR`` or ``-/400`` when one half is missing; ``-``."""
+    if code is None and status is None:
+        return "-"
+    label = code if code is not None else "-"
+    if status is not None:
+        label += f"/{status}"
+    return label
+
+
+def display_pointer(pointer: str) -> str:
+    """The RFC 6901 pointer as shown to people: the empty (root) pointer is ``(root)``."""
+    return pointer if pointer else "(root)"
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a report's input came from.
+
+    ``path`` is the file (``None`` for standard input); ``line`` is the 1-based line of
+    the file the input started on, when the input is one line of a JSONL file.
+    """
+
+    path: str | None
+    line: int | None = None
+
+    @property
+    def stdin(self) -> bool:
+        return self.path is None
+
+    def file_line(self, finding_line: int | None) -> int | None:
+        """The line of the file a finding is on.
+
+        A finding's own ``line`` counts from the start of its input; for line ``L`` of a
+        JSONL file, the input's line 1 is the file's line ``L``.
+        """
+        if finding_line is None:
+            return self.line
+        if self.line is None:
+            return finding_line
+        return self.line + finding_line - 1
+
+
+_LINE_SUFFIX = re.compile(r"^(?P<path>.+):(?P<line>[1-9][0-9]*)$")
+
+
+def split_source(source: str) -> Origin:
+    """Read a report's ``source``: ``-`` (stdin), ``file.jsonl:17``, ``-:3`` or a path."""
+    match = _LINE_SUFFIX.match(source)
+    path, line = (match["path"], int(match["line"])) if match else (source, None)
+    if path in STDIN_SOURCES:
+        return Origin(None, line)
+    return Origin(path, line)
+
+
+def summarize(reports: Sequence[Report]) -> dict:
+    """Counts over all reports; ``by_rule`` counts findings of any severity, by rule id."""
+    by_rule: dict[str, int] = {}
+    errors = warnings = valid = 0
+    for report in reports:
+        if report.valid:
+            valid += 1
+        for finding in report.findings:
+            by_rule[finding.rule] = by_rule.get(finding.rule, 0) + 1
+            if finding.severity == ERROR:
+                errors += 1
+            elif finding.severity == WARNING:
+                warnings += 1
+    return {
+        "inputs": len(reports),
+        "valid": valid,
+        "invalid": len(reports) - valid,
+        "errors": errors,
+        "warnings": warnings,
+        "by_rule": dict(sorted(by_rule.items())),
+    }
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def summary_line(summary: Mapping[str, int]) -> str:
+    """``3 inputs: 1 valid, 2 invalid — 4 errors, 1 warning``."""
+    return (
+        f"{_plural(summary['inputs'], 'input')}: "
+        f"{summary['valid']} valid, {summary['invalid']} invalid \u2014 "
+        f"{_plural(summary['errors'], 'error')}, {_plural(summary['warnings'], 'warning')}"
+    )
+
+
+def render(
+    reports: Sequence[Report],
+    fmt: str,
+    *,
+    catalogue: Mapping[str, RuleInfo],
+    tool_version: str,
+    color: bool = False,
+    quiet: bool = False,
+) -> str:
+    """Render ``reports`` in format ``fmt`` (one of :data:`FORMATS`)."""
+    try:
+        module_name = _MODULES[fmt]
+    except KeyError:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}") from None
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    return module.render(
+        list(reports), catalogue=catalogue, tool_version=tool_version, color=color, quiet=quiet
+    )

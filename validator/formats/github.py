@@ -1,0 +1,101 @@
+"""GitHub Actions workflow commands: one annotation per finding, then a summary notice::
+
+    ::error file=payment.json,title=amount-format (FORMAT_ERROR/400)::amount ... at /instructedAmount/amount
+    ::warning file=batch.jsonl,line=17,title=...::... at (root)
+    ::notice::3 inputs: 1 valid, 2 invalid — 4 errors, 1 warning
+
+Escaping follows the Actions runner (``@actions/core`` ``escapeData`` /
+``escapeProperty``): in the message ``%`` → ``%25``, CR → ``%0D``, LF → ``%0A``; in
+property values additionally ``:`` → ``%3A`` and ``,`` → ``%2C``. So a payload value
+quoted in a message can neither end the command nor start a new one.
+
+``line`` is given when known (the finding's line, or the JSONL line of the input,
+both mapped to the file's line), ``col`` when the finding has a column; input read
+from stdin (``-``) has no ``file``. Findings that are neither errors nor warnings
+become ``::notice``.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+from typing import Mapping, Sequence
+
+from validator.findings import ERROR, WARNING, Finding, Report
+
+from . import Origin, RuleInfo, code_label, display_pointer, split_source, summarize, summary_line
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(value: str) -> str:
+    # A lone surrogate (``"\ud800"`` in a JSON payload) cannot be written as UTF-8.
+    return _LONE_SURROGATE.sub("\ufffd", value)
+
+
+def escape_data(value: str) -> str:
+    return _encodable(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **properties: str | int | None) -> str:
+    """``::name key=value,...::message`` with every part escaped; ``None`` values left out."""
+    props = ",".join(
+        f"{key}={escape_property(str(value))}" for key, value in properties.items() if value is not None
+    )
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def _command_name(severity: str) -> str:
+    if severity == ERROR:
+        return "error"
+    if severity == WARNING:
+        return "warning"
+    return "notice"
+
+
+def _path(origin: Origin) -> str | None:
+    return None if origin.path is None else PurePath(origin.path).as_posix()
+
+
+def annotation(report: Report, finding: Finding) -> str:
+    origin = split_source(report.source)
+    label = code_label(finding.code, finding.status)
+    title = finding.rule if label == "-" else f"{finding.rule} ({label})"
+    return command(
+        _command_name(finding.severity),
+        f"{finding.message} at {display_pointer(finding.pointer)}",
+        file=_path(origin),
+        line=origin.file_line(finding.line),
+        col=finding.column if finding.line is not None else None,
+        title=title,
+    )
+
+
+def render(
+    reports: Sequence[Report],
+    *,
+    catalogue: Mapping[str, RuleInfo],
+    tool_version: str,
+    color: bool = False,
+    quiet: bool = False,
+) -> str:
+    lines: list[str] = []
+    for report in reports:
+        if report.candidates:
+            origin = split_source(report.source)
+            checked = f"checked as {report.kind}" if report.kind else "not checked"
+            lines.append(
+                command(
+                    "notice",
+                    f"kind is ambiguous (candidates: {', '.join(report.candidates)}); {checked}",
+                    file=_path(origin),
+                    line=origin.line,
+                    title="ambiguous kind",
+                )
+            )
+        lines.extend(annotation(report, finding) for finding in report.findings)
+    lines.append(command("notice", summary_line(summarize(reports))))
+    return "\n".join(lines) + "\n"

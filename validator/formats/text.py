@@ -1,0 +1,115 @@
+"""Compact text: one line per finding, then a one-line summary.
+
+    payment.json:/instructedAmount/amount: error FORMAT_ERROR/400 [amount-format] ...
+    broken.json:3:17: error FORMAT_ERROR/400 [json-syntax] Expecting ',' delimiter
+    3 inputs: 1 valid, 2 invalid — 4 errors, 1 warning
+
+A finding with a known line shows ``path:line:col:`` (the editor/compiler convention)
+instead of the pointer; for line ``L`` of a JSONL file (source ``file.jsonl:L``) the
+line shown is the file's line, so ``file.jsonl:17`` + input line 1, column 5 reads
+``file.jsonl:17:5:``.
+
+Every field comes from the input in the end (file names, payload values quoted in
+messages), so control characters, line separators and bidirectional-override
+characters are shown as escapes: one finding is always exactly one line, and a payload
+cannot colour or rewrite the terminal.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from validator.findings import ERROR, WARNING, Finding, Report
+
+from . import RuleInfo, code_label, display_pointer, split_source, summarize, summary_line
+
+_RESET = "\x1b[0m"
+_COLORS = {ERROR: "\x1b[1;31m", WARNING: "\x1b[33m", "note": "\x1b[36m"}
+
+# Characters that would break the one-line-per-finding layout or mislead a terminal.
+_LINE_BREAKING = {"\u0085", "\u2028", "\u2029"}
+_BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)}
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _needs_escape(ch: str) -> bool:
+    o = ord(ch)
+    return (
+        o < 0x20
+        or 0x7F <= o <= 0x9F
+        or 0xD800 <= o <= 0xDFFF  # lone surrogates (from "\ud800" in JSON) cannot be encoded
+        or ch in _LINE_BREAKING
+        or ch in _BIDI
+    )
+
+
+def oneline(value: str) -> str:
+    """``value`` with every control / line-breaking / bidi character shown as an escape."""
+    if not any(_needs_escape(ch) for ch in value):
+        return value
+    out = []
+    for ch in value:
+        if not _needs_escape(ch):
+            out.append(ch)
+        elif ch in _SHORT:
+            out.append(_SHORT[ch])
+        elif ord(ch) <= 0xFF:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(f"\\u{ord(ch):04x}")
+    return "".join(out)
+
+
+def _severity(severity: str, color: bool) -> str:
+    word = oneline(severity)
+    if color and severity in _COLORS:
+        return f"{_COLORS[severity]}{word}{_RESET}"
+    return word
+
+
+def _location(source: str, finding: Finding) -> str:
+    if finding.line is None:
+        return f"{oneline(source)}:{oneline(display_pointer(finding.pointer))}"
+    origin = split_source(source)
+    base = source.rsplit(":", 1)[0] if origin.line is not None else source
+    where = f"{oneline(base)}:{origin.file_line(finding.line)}"
+    if finding.column is not None:
+        where += f":{finding.column}"
+    return where
+
+
+def finding_line(source: str, finding: Finding, *, color: bool = False) -> str:
+    """``source:pointer: severity CODE [rule] message`` (or ``path:line:col: ...``)."""
+    return (
+        f"{_location(source, finding)}: {_severity(finding.severity, color)} "
+        f"{oneline(code_label(finding.code, finding.status))} [{oneline(finding.rule)}] "
+        f"{oneline(finding.message)}"
+    )
+
+
+def candidates_line(report: Report, *, color: bool = False) -> str:
+    """``source: note: kind is ambiguous (candidates: a, b); checked as a``."""
+    checked = f"checked as {oneline(report.kind)}" if report.kind else "not checked"
+    return (
+        f"{oneline(report.source)}: {_severity('note', color)} kind is ambiguous "
+        f"(candidates: {', '.join(oneline(c) for c in report.candidates)}); {checked}"
+    )
+
+
+def render(
+    reports: Sequence[Report],
+    *,
+    catalogue: Mapping[str, RuleInfo],
+    tool_version: str,
+    color: bool = False,
+    quiet: bool = False,
+) -> str:
+    lines: list[str] = []
+    for report in reports:
+        if report.candidates and not quiet:
+            lines.append(candidates_line(report, color=color))
+        for finding in report.findings:
+            if quiet and finding.severity != ERROR:
+                continue
+            lines.append(finding_line(report.source, finding, color=color))
+    lines.append(summary_line(summarize(reports)))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,572 @@
+"""Strict, robust JSON loading for every file, stdin line and request body.
+
+``json.loads`` accepts things RFC 8259 interoperability forbids (duplicate keys,
+``NaN``), crashes on others (``RecursionError`` on deep nesting, ``ValueError`` on
+integers longer than 4300 digits) and words binary or UTF-16 input as baffling syntax
+errors. This module turns all of that into :class:`LoadProblem` values with stable
+rule ids:
+
+``json-syntax``         malformed JSON (1-based line and column, json's message)
+``json-duplicate-key``  an object repeats a key (key, JSON pointer, line/column)
+``json-non-finite``     ``NaN``/``Infinity``/``-Infinity``, a number beyond IEEE double
+                        range such as ``1e400``, or an integer too long to convert
+``json-encoding``       invalid UTF-8 (byte offset), a UTF-8 byte order mark, UTF-16/32
+``json-empty``          empty or whitespace-only input
+``json-too-deep``       nesting deeper than ``max_depth``
+``json-too-large``      more than ``max_bytes`` bytes
+``json-binary``         NUL bytes or other obviously binary content
+
+Every problem is an error. ``Loaded.value`` is None when the input could not be
+understood; it is kept when the JSON itself was readable but broke an
+interoperability rule (duplicate keys -- the last value wins, as in ``json.loads`` --,
+non-finite numbers loaded as Python floats, a byte order mark), so callers can still
+run their other checks. Lines and columns count characters of the decoded text.
+
+Speed: the common valid document costs one C-level ``json`` parse with a light
+``object_pairs_hook`` (duplicate keys are detected by comparing ``len(pairs)`` with
+``len(dict(pairs))``), one ``parse_float`` call per float literal, and a handful of
+C-speed ``bytes`` passes (``translate``/``replace``/``count``) that measure the bracket
+depth outside strings. Locating a duplicate key or a bad number by line and column
+uses a pure-Python tokenizer that runs only when there is something to locate.
+"""
+from __future__ import annotations
+
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any, BinaryIO, Iterable, Iterator, TextIO
+
+JSON_SYNTAX = "json-syntax"
+JSON_DUPLICATE_KEY = "json-duplicate-key"
+JSON_NON_FINITE = "json-non-finite"
+JSON_ENCODING = "json-encoding"
+JSON_EMPTY = "json-empty"
+JSON_TOO_DEEP = "json-too-deep"
+JSON_TOO_LARGE = "json-too-large"
+JSON_BINARY = "json-binary"
+
+RULES = (
+    JSON_SYNTAX, JSON_DUPLICATE_KEY, JSON_NON_FINITE, JSON_ENCODING,
+    JSON_EMPTY, JSON_TOO_DEEP, JSON_TOO_LARGE, JSON_BINARY,
+)
+
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+DEFAULT_MAX_DEPTH = 512
+# At most this many duplicate-key / non-finite problems are reported per document.
+MAX_PROBLEMS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class LoadProblem:
+    rule: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+    # RFC 6901 pointer of the object (duplicate keys) or value the problem is about.
+    pointer: str | None = None
+
+
+@dataclass(slots=True)
+class Loaded:
+    value: Any | None
+    problems: list[LoadProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+# --------------------------------------------------------------------------- helpers
+
+_JSON_WS = b" \t\r\n"
+_BINARY_MAGIC = (
+    (b"\x1f\x8b", "gzip-compressed data"),
+    (b"PK\x03\x04", "a ZIP archive"),
+    (b"%PDF-", "a PDF document"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"\x7fELF", "an executable (ELF)"),
+)
+# Control characters other than tab, LF, CR: never valid outside strings, and never
+# valid unescaped inside them either.
+_CONTROL = bytes(c for c in range(32) if c not in (9, 10, 13)) + b"\x7f"
+# Keep quotes and brackets (as '[' / ']'), delete everything else.
+_BRACKETS_AND_QUOTES = bytes.maketrans(b"{}", b"[]")
+_DELETE_NON_STRUCTURE = bytes(c for c in range(256) if c not in b'"[]{}')
+# The same, but also keeping backslashes and (as 'u') every character that may follow
+# a backslash in an escape, so escapes can be paired up in the much shorter result.
+_ESCAPE_FOLLOWERS = b"/bfnrtu"
+_BRACKETS_QUOTES_ESCAPES = bytes.maketrans(b"{}" + _ESCAPE_FOLLOWERS, b"[]" + b"u" * len(_ESCAPE_FOLLOWERS))
+_DELETE_NON_STRUCTURE_OR_ESCAPE = bytes(
+    c for c in range(256) if c not in b'"[]{}\\' + _ESCAPE_FOLLOWERS
+)
+_STEP = [0] * 256
+_STEP[ord("[")] = 1
+_STEP[ord("]")] = -1
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    column = offset - text.rfind("\n", 0, offset)
+    return line, column
+
+
+def _escape_pointer_token(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _bytes_position(data: bytes, offset: int) -> tuple[int, int]:
+    line = data.count(b"\n", 0, offset) + 1
+    start = data.rfind(b"\n", 0, offset) + 1
+    column = len(data[start:offset].decode("utf-8", "replace")) + 1
+    return line, column
+
+
+def _sniff_encoding(data: bytes) -> LoadProblem | None:
+    """UTF-16/UTF-32 by byte order mark or by the NUL pattern of RFC 4627 section 3."""
+    head = data[:4]
+    name = None
+    if head.startswith(b"\x00\x00\xfe\xff"):
+        name = "UTF-32BE (byte order mark)"
+    elif head.startswith(b"\xff\xfe\x00\x00"):
+        name = "UTF-32LE (byte order mark)"
+    elif head.startswith(b"\xfe\xff"):
+        name = "UTF-16BE (byte order mark)"
+    elif head.startswith(b"\xff\xfe"):
+        name = "UTF-16LE (byte order mark)"
+    elif len(head) == 4:
+        b0, b1, b2, b3 = head
+        if b0 == 0 and b1 == 0 and b2 == 0 and b3 != 0:
+            name = "UTF-32BE"
+        elif b0 != 0 and b1 == 0 and b2 == 0 and b3 == 0:
+            name = "UTF-32LE"
+        elif b0 == 0 and b1 != 0 and b2 == 0 and b3 != 0:
+            name = "UTF-16BE"
+        elif b0 != 0 and b1 == 0 and b2 != 0 and b3 == 0:
+            name = "UTF-16LE"
+    elif len(head) == 2:
+        if head[0] == 0 and head[1] != 0:
+            name = "UTF-16BE"
+        elif head[0] != 0 and head[1] == 0:
+            name = "UTF-16LE"
+    if name is None:
+        return None
+    return LoadProblem(
+        JSON_ENCODING,
+        f"the input looks like {name} text; JSON exchanged between systems must be "
+        f"UTF-8 (RFC 8259 section 8.1)",
+        None, None,
+    )
+
+
+def _sniff_binary(data: bytes) -> LoadProblem | None:
+    for magic, what in _BINARY_MAGIC:
+        if data.startswith(magic):
+            return LoadProblem(JSON_BINARY, f"the input is {what}, not JSON text", None, None)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        return LoadProblem(
+            JSON_BINARY,
+            f"the input contains a NUL byte at byte offset {nul}; it looks like binary data, "
+            f"not JSON text",
+            *_bytes_position(data, nul),
+        )
+    head = data[:1024]
+    controls = len(head) - len(head.translate(None, _CONTROL))
+    if controls >= 8 and controls * 10 >= len(head):
+        return LoadProblem(
+            JSON_BINARY,
+            f"{controls} of the first {len(head)} bytes are control characters; the input "
+            f"looks like binary data, not JSON text",
+            None, None,
+        )
+    return None
+
+
+def _structure_depth(data: bytes, limit: int) -> int:
+    """Maximum bracket nesting of ``data`` outside JSON strings (exact for valid JSON).
+
+    Uses only C-speed bytes operations in the common case: escaped backslashes and
+    quotes are removed, everything but quotes and brackets deleted, and adjacent
+    quote pairs (strings without brackets in them) dropped; if quotes remain, strings
+    with brackets in them exist and the parts between quote pairs are dropped.
+    """
+    if b"\\" in data:
+        # Every backslash starts a two-character escape whose second character is kept
+        # (as itself or as 'u'), so pairing "\\\\" and then '\\"' here is exact.
+        seq = data.translate(_BRACKETS_QUOTES_ESCAPES, _DELETE_NON_STRUCTURE_OR_ESCAPE)
+        seq = seq.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, b"\\u")
+    else:
+        seq = data.translate(_BRACKETS_AND_QUOTES, _DELETE_NON_STRUCTURE)
+    if b'"' in seq:
+        seq = seq.replace(b'""', b"")
+        if b'"' in seq:
+            seq = b"".join(seq.split(b'"')[0::2])
+    if seq.count(b"[") <= limit:
+        return seq.count(b"[")
+    # Peel innermost "[]" pairs a few rounds (cheap: most nodes are shallow leaves),
+    # then a running sum over what is left. Each round peels exactly one level.
+    rounds = 0
+    while rounds < 8:
+        peeled = seq.replace(b"[]", b"")
+        if len(peeled) == len(seq):
+            break
+        seq = peeled
+        rounds += 1
+    if not seq:
+        return rounds
+    return rounds + max(0, max(accumulate(map(_STEP.__getitem__, seq))))
+
+
+# A token scanner for the rare path that locates duplicate keys and bad numbers.
+_TOKEN = re.compile(
+    r"""[ \t\r\n]*(?:
+        (?P<s>"[^"\\]*(?:\\.[^"\\]*)*")
+      | (?P<p>[\[\]{},:])
+      | (?P<n>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)
+      | (?P<l>true|false|null|NaN|Infinity|-Infinity)
+    )""",
+    re.VERBOSE | re.DOTALL,
+)
+_INF = float("inf")
+
+
+def _number_trouble(token: str) -> str | None:
+    if token in ("NaN", "Infinity", "-Infinity"):
+        return f"{token} is not a JSON number (RFC 8259 section 6 allows only finite numbers)"
+    if "." in token or "e" in token or "E" in token:
+        if abs(float(token)) == _INF:
+            shown = token if len(token) <= 40 else token[:20] + "..." + token[-10:]
+            return f"the number {shown} is beyond the range of an IEEE 754 double"
+        return None
+    digits = len(token.lstrip("-"))
+    if digits > 4300:
+        return (
+            f"an integer with {digits} digits is longer than this parser converts "
+            f"(4300 digits) and far beyond any interoperable number range"
+        )
+    return None
+
+
+def _locate(text: str, want_duplicates: bool, want_numbers: bool, found: list[LoadProblem]) -> None:
+    """Walk ``text`` (valid JSON apart from the problems being located) and append
+    duplicate-key and number problems with line, column and pointer."""
+    match = _TOKEN.match
+    # Stack entries: [True, keys seen, current key or None] for objects,
+    # [False, current index, None] for arrays; ``path`` holds the pointer tokens.
+    stack: list[list[Any]] = []
+    path: list[str] = []
+    pos = 0
+    end = len(text)
+    expect_key = False
+    while pos < end and len(found) < MAX_PROBLEMS:
+        m = match(text, pos)
+        if m is None:
+            return
+        pos = m.end()
+        kind = m.lastgroup
+        token = m.group(kind)
+        start = m.start(kind)
+        if kind == "p":
+            if token == "{":
+                stack.append([True, set(), None])
+                expect_key = True
+            elif token == "[":
+                stack.append([False, 0, None])
+                path.append("0")
+                expect_key = False
+            elif token in "]}":
+                frame = stack.pop()
+                if not frame[0] or frame[2] is not None:
+                    path.pop()
+                expect_key = False
+            elif token == ",":
+                if stack:
+                    frame = stack[-1]
+                    if frame[0]:
+                        if frame[2] is not None:
+                            path.pop()
+                            frame[2] = None
+                        expect_key = True
+                    else:
+                        frame[1] += 1
+                        path[-1] = str(frame[1])
+            continue
+        if kind == "s" and expect_key and stack and stack[-1][0]:
+            frame = stack[-1]
+            key = json.loads(token)
+            if want_duplicates and key in frame[1]:
+                line, column = _position(text, start)
+                pointer = "".join("/" + _escape_pointer_token(t) for t in path)
+                found.append(LoadProblem(
+                    JSON_DUPLICATE_KEY,
+                    f"duplicate key {key!r} in {'the object at ' + pointer if pointer else 'the top-level object'} (the meaning of "
+                    f"duplicate names is undefined, RFC 8259 section 4)",
+                    line, column, pointer or "",
+                ))
+            frame[1].add(key)
+            frame[2] = key
+            path.append(key)
+            expect_key = False
+            continue
+        if want_numbers and kind in ("n", "l"):
+            trouble = _number_trouble(token)
+            if trouble is not None:
+                line, column = _position(text, start)
+                pointer = "".join("/" + _escape_pointer_token(t) for t in path)
+                found.append(LoadProblem(JSON_NON_FINITE, trouble, line, column, pointer))
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _too_deep(max_depth: int, depth: int | None = None) -> LoadProblem:
+    what = f"nesting depth {depth}" if depth is not None else "nesting deeper than the parser handles"
+    return LoadProblem(
+        JSON_TOO_DEEP,
+        f"the document's arrays/objects are nested too deeply ({what}; at most "
+        f"{max_depth} levels are accepted)",
+        None, None,
+    )
+
+
+def _parse(text: str, max_depth: int, problems: list[LoadProblem]) -> Any | None:
+    duplicates = 0
+    non_finite = 0
+
+    def pairs_hook(pairs: list[tuple[str, Any]], dict=dict, len=len) -> dict:
+        nonlocal duplicates
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            duplicates += 1
+        return obj
+
+    def float_hook(token: str, float=float) -> float:
+        nonlocal non_finite
+        number = float(token)
+        if number - number != 0.0:  # inf - inf is nan; nan != 0.0
+            non_finite += 1
+        return number
+
+    def constant_hook(token: str) -> float:
+        nonlocal non_finite
+        non_finite += 1
+        return float(token)
+
+    decoder = json.JSONDecoder(
+        object_pairs_hook=pairs_hook, parse_float=float_hook, parse_constant=constant_hook
+    )
+    huge_int = False
+    try:
+        value = decoder.decode(text)
+    except json.JSONDecodeError as exc:
+        problems.append(LoadProblem(JSON_SYNTAX, exc.msg, exc.lineno, exc.colno))
+        return None
+    except RecursionError:
+        problems.append(_too_deep(max_depth))
+        return None
+    except ValueError:
+        # CPython's int conversion limit (PEP 651-era CVE-2020-10735 fix).
+        huge_int = True
+        value = None
+    if duplicates or non_finite or huge_int:
+        found: list[LoadProblem] = []
+        _locate(text, duplicates > 0, non_finite > 0 or huge_int, found)
+        if duplicates and not any(p.rule == JSON_DUPLICATE_KEY for p in found):
+            found.append(LoadProblem(JSON_DUPLICATE_KEY, f"{duplicates} object(s) repeat a key", None, None))
+        if (non_finite or huge_int) and not any(p.rule == JSON_NON_FINITE for p in found):
+            found.append(LoadProblem(JSON_NON_FINITE, "the document contains a number outside the finite IEEE 754 double range", None, None))
+        problems.extend(found)
+    return value
+
+
+def _load(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) -> Loaded:
+    size = len(data)
+    if size > max_bytes:
+        return Loaded(None, [LoadProblem(
+            JSON_TOO_LARGE, f"the input has {size} bytes, more than the {max_bytes} accepted", None, None
+        )])
+    if not data or not data.strip(_JSON_WS):
+        what = "empty" if not data else "only whitespace"
+        return Loaded(None, [LoadProblem(JSON_EMPTY, f"the input is {what}; expected a JSON value", None, None)])
+    problems: list[LoadProblem] = []
+    if data.startswith(b"\xef\xbb\xbf"):
+        problems.append(LoadProblem(
+            JSON_ENCODING,
+            "the input starts with a UTF-8 byte order mark; RFC 8259 section 8.1 says "
+            "implementations MUST NOT add one",
+            1, 1,
+        ))
+        data = data[3:]
+        text = None
+        if not data.strip(_JSON_WS):
+            problems.append(LoadProblem(JSON_EMPTY, "the input holds only a byte order mark", None, None))
+            return Loaded(None, problems)
+    else:
+        sniffed = _sniff_encoding(data)
+        if sniffed is not None:
+            return Loaded(None, [sniffed])
+    binary = _sniff_binary(data)
+    if binary is not None:
+        problems.append(binary)
+        return Loaded(None, problems)
+    if text is None:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = data[exc.start:exc.start + 4]
+            line, column = _bytes_position(data, exc.start)
+            problems.append(LoadProblem(
+                JSON_ENCODING,
+                f"the input is not valid UTF-8: byte offset {exc.start} "
+                f"({' '.join(f'{b:02x}' for b in bad[: max(1, exc.end - exc.start)])}): {exc.reason}",
+                line, column,
+            ))
+            return Loaded(None, problems)
+    depth = _structure_depth(data, max_depth)
+    if depth > max_depth:
+        problems.append(_too_deep(max_depth, depth))
+        return Loaded(None, problems)
+    # None after a syntax error, too-deep nesting or an integer too long to convert.
+    value = _parse(text, max_depth, problems)
+    return Loaded(value, problems)
+
+
+def load_json_bytes(
+    data: bytes | bytearray | memoryview,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Loaded:
+    """Load one JSON document from UTF-8 bytes. Never raises for any input bytes."""
+    if not isinstance(data, bytes):
+        if isinstance(data, (bytearray, memoryview)):
+            if len(data) > max_bytes:  # do not copy what will be refused anyway
+                return _load(data, max_bytes, max_depth)
+            data = bytes(data)
+        else:
+            raise TypeError(f"load_json_bytes() needs bytes, got {type(data).__name__}")
+    return _load(data, max_bytes, max_depth)
+
+
+def load_json_text(
+    text: str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Loaded:
+    """Load one JSON document from already-decoded text (sizes count UTF-8 bytes)."""
+    if not isinstance(text, str):
+        raise TypeError(f"load_json_text() needs str, got {type(text).__name__}")
+    if len(text) > max_bytes:  # every character is at least one byte
+        return Loaded(None, [LoadProblem(
+            JSON_TOO_LARGE, f"the input has more than {max_bytes} bytes", None, None)])
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        line, column = _position(text, exc.start)
+        return Loaded(None, [LoadProblem(
+            JSON_ENCODING,
+            f"the text contains an unpaired surrogate U+{ord(text[exc.start]):04X} at character "
+            f"{exc.start}, which UTF-8 cannot encode",
+            line, column,
+        )])
+    return _load(data, max_bytes, max_depth, None if text.startswith("\ufeff") else text)
+
+
+def _with_line(loaded: Loaded, lineno: int) -> Loaded:
+    if not loaded.problems:
+        return loaded
+    fixed = [
+        LoadProblem(p.rule, p.message, lineno, p.column, p.pointer) for p in loaded.problems
+    ]
+    return Loaded(loaded.value, fixed)
+
+
+def iter_jsonl(
+    source: bytes | bytearray | str | BinaryIO | TextIO | Iterable[bytes] | Iterable[str],
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Iterator[tuple[int, Loaded]]:
+    """Load JSON Lines: yields ``(line_number, Loaded)`` per non-blank line (1-based).
+
+    ``source`` is bytes, str, a binary or text stream, or any iterable of lines.
+    ``max_bytes`` applies per line; a longer line is reported as ``json-too-large``
+    without being held in memory as a whole when read from a binary stream. Problems
+    carry the physical line number.
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        lines: Iterable[Any] = bytes(source).split(b"\n")
+    elif isinstance(source, str):
+        lines = source.split("\n")
+    elif hasattr(source, "readline") and not isinstance(source, io.TextIOBase) and _is_binary(source):
+        lines = _bounded_lines(source, max_bytes)
+    else:
+        lines = source
+    for lineno, line in enumerate(lines, 1):
+        if line is _TOO_LONG:
+            yield lineno, Loaded(None, [LoadProblem(
+                JSON_TOO_LARGE, f"line {lineno} has more than {max_bytes} bytes", lineno, None)])
+            continue
+        if isinstance(line, str):
+            if line.endswith("\n"):
+                line = line[:-1]
+            if line.endswith("\r"):
+                line = line[:-1]
+            if not line.strip(" \t\r"):
+                continue
+            loaded = load_json_text(line, max_bytes=max_bytes, max_depth=max_depth)
+        else:
+            if line.endswith(b"\n"):
+                line = line[:-1]
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if not line.strip(b" \t\r"):
+                continue
+            loaded = load_json_bytes(line, max_bytes=max_bytes, max_depth=max_depth)
+        yield lineno, _with_line(loaded, lineno)
+
+
+_TOO_LONG = object()
+
+
+def _is_binary(stream: Any) -> bool:
+    mode = getattr(stream, "mode", None)
+    if isinstance(mode, str):
+        return "b" in mode
+    return not isinstance(stream, io.TextIOBase)
+
+
+def _bounded_lines(stream: BinaryIO, max_bytes: int) -> Iterator[Any]:
+    limit = max_bytes + 2  # room for "\r\n"
+    while True:
+        line = stream.readline(limit)
+        if not line:
+            return
+        if len(line) >= limit and not line.endswith(b"\n"):
+            # Discard the rest of the over-long line in bounded chunks.
+            while True:
+                rest = stream.readline(1 << 20)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield _TOO_LONG
+            continue
+        yield line
+
+
+def pointer_of_duplicate(text: str) -> list[LoadProblem]:
+    """The duplicate-key problems of ``text`` (valid JSON), with pointers and positions."""
+    found: list[LoadProblem] = []
+    _locate(text, True, False, found)
+    return found
+
+
+__all__ = [
+    "RULES", "JSON_SYNTAX", "JSON_DUPLICATE_KEY", "JSON_NON_FINITE", "JSON_ENCODING",
+    "JSON_EMPTY", "JSON_TOO_DEEP", "JSON_TOO_LARGE", "JSON_BINARY", "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_DEPTH", "LoadProblem", "Loaded", "load_json_bytes", "load_json_text",
+    "iter_jsonl", "pointer_of_duplicate",
+]

@@ -1,0 +1,97 @@
+"""Where things are: for each kind, the JSON locations of every component schema and ``x-rule`` tag.
+
+The spec is walked once per kind (properties, items, additionalProperties, allOf/anyOf/oneOf,
+``$ref``), giving path patterns such as ``("payments", ITEMS, "instructedAmount")``. Rules target
+component names or tags; the engine finds their values in a payload by following those patterns,
+so a rule never walks a payload itself and never names a field path.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .findings import escape_pointer_token
+from .spec import Spec, as_tuple
+
+ITEMS = object()  # every element of an array
+VALUES = object()  # every value of a map (additionalProperties)
+SCHEMA_PREFIX = "#/components/schemas/"
+
+
+@dataclass(frozen=True)
+class ObjectShape:
+    """Declared properties of an object schema at one location (for the unknown-property rule)."""
+
+    properties: frozenset[str]
+    open_map: bool  # additionalProperties is a schema: any key is a declared one
+
+
+@dataclass(frozen=True)
+class KindLayout:
+    # tag (component name or x-rule id) -> path patterns
+    locations: dict[str, tuple[tuple, ...]]
+    # path pattern -> declared shape of the object there
+    objects: dict[tuple, ObjectShape]
+
+
+def build_layout(spec: Spec, root_component: str) -> KindLayout:
+    locations: dict[str, list[tuple]] = {}
+    objects: dict[tuple, tuple[set[str], bool]] = {}
+
+    def add(tag: str, path: tuple) -> None:
+        paths = locations.setdefault(tag, [])
+        if path not in paths:
+            paths.append(path)
+
+    def walk(schema: Any, path: tuple, stack: tuple[str, ...]) -> None:
+        if not isinstance(schema, dict):
+            return
+        for tag in as_tuple(schema.get("x-rule")):
+            add(tag, path)
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith(SCHEMA_PREFIX):
+            name = ref[len(SCHEMA_PREFIX):]
+            add(name, path)
+            if name not in stack:  # the spec has no recursion; guard anyway
+                walk(spec.schema(name), path, stack + (name,))
+        for key in ("allOf", "anyOf", "oneOf"):
+            for sub in schema.get(key, ()):
+                walk(sub, path, stack)
+        props = schema.get("properties")
+        addl = schema.get("additionalProperties")
+        if props is not None or isinstance(addl, dict):
+            declared, open_map = objects.get(path, (set(), False))
+            declared |= set(props or ())
+            objects[path] = (declared, open_map or isinstance(addl, dict))
+        for name, sub in (props or {}).items():
+            walk(sub, path + (name,), stack)
+        if isinstance(addl, dict):
+            walk(addl, path + (VALUES,), stack)
+        items = schema.get("items")
+        if isinstance(items, dict):
+            walk(items, path + (ITEMS,), stack)
+
+    add(root_component, ())
+    walk(spec.schema(root_component), (), (root_component,))
+    return KindLayout(
+        locations={tag: tuple(paths) for tag, paths in locations.items()},
+        objects={p: ObjectShape(frozenset(d), o) for p, (d, o) in objects.items()},
+    )
+
+
+def iter_values(payload: Any, pattern: tuple, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(pointer, value) for every place in ``payload`` matching ``pattern``; absent places are skipped."""
+    if not pattern:
+        yield prefix, payload
+        return
+    head, rest = pattern[0], pattern[1:]
+    if head is ITEMS:
+        if isinstance(payload, list):
+            for i, item in enumerate(payload):
+                yield from iter_values(item, rest, f"{prefix}/{i}")
+    elif head is VALUES:
+        if isinstance(payload, dict):
+            for key, item in payload.items():
+                yield from iter_values(item, rest, f"{prefix}/{escape_pointer_token(key)}")
+    elif isinstance(payload, dict) and head in payload:
+        yield from iter_values(payload[head], rest, f"{prefix}/{escape_pointer_token(head)}")

@@ -1,0 +1,59 @@
+"""Unknown properties in request bodies (A19) and the currency a product expects (A21)."""
+from __future__ import annotations
+
+import difflib
+
+from ..findings import WARNING, escape_pointer_token
+from . import EVERY_OBJECT, Example, Issue, rule
+
+BULK = "createBulkPayment request invoicesWithKid"
+SEPA = "createSepaCreditTransfer request rentToBerlin"
+
+
+@rule(
+    "unknown-property",
+    name="Unknown property in a request body",
+    ref="Resources and their fields",
+    targets=[EVERY_OBJECT],
+    severity=WARNING,
+    assumptions=["A19"],
+    good=Example("bulk-payment", base=BULK),
+    bad=Example(
+        "bulk-payment",
+        base=BULK,
+        patch=(("/payments/0/remittanceInformationStructuredArray/0/referencType", "SCOR"),),
+        pointer="/payments/0/remittanceInformationStructuredArray/0/referencType",
+    ),
+)
+def unknown_property(obj, ctx, at):
+    """The document does not forbid properties it does not list, so they pass; but an unknown name is
+    usually a misspelling (the vendor's own bulk sample sends 'referencType'), so each one is
+    reported with the closest declared name."""
+    shape = at.shape
+    if not isinstance(obj, dict) or shape is None or shape.open_map:
+        return
+    for key in obj.keys() - shape.properties:
+        close = difflib.get_close_matches(key, sorted(shape.properties), n=1, cutoff=0.7)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        yield Issue("/" + escape_pointer_token(key), f"unknown property {key!r}{hint}")
+
+
+@rule(
+    "currency-product-mismatch",
+    name="Currency expected by the payment product",
+    ref="Resources and their fields › Amount",
+    targets=["SepaCreditTransferRequest", "BulkEntry"],
+    severity=WARNING,
+    assumptions=["A21"],
+    good=Example("sepa-credit-transfer", base=SEPA),
+    bad=Example("sepa-credit-transfer", base=SEPA, patch=(("/instructedAmount/currency", "SEK"),), pointer="/instructedAmount/currency"),
+)
+def currency_product_mismatch(payment, ctx, at):
+    """A SEPA credit transfer is a euro payment and a Norwegian domestic transfer a krone payment:
+    another instructed currency is suspicious (the spec's x-expected-currency per product)."""
+    expected = ctx.spec.schema(at.target).get("x-expected-currency")
+    amount = payment.get("instructedAmount") if isinstance(payment, dict) else None
+    currency = amount.get("currency") if isinstance(amount, dict) else None
+    if expected and isinstance(currency, str) and currency != expected:
+        title = ctx.spec.schema(at.target).get("title", at.target).lower()
+        yield Issue("/instructedAmount/currency", f"instructed in {currency}; a {title} is expected in {expected}")

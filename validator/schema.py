@@ -1,0 +1,290 @@
+"""JSON Schema checking of a payload against its kind's component schema.
+
+Two engines, one verdict: a compiled validator (jsonschema-rs) answers "valid?" fast, and only an
+invalid payload goes through python-jsonschema, whose errors carry the subschema that failed, so
+findings can name the document section (``x-document-ref``) and defer to the semantic rule that
+owns a constraint (``x-rule``). Each JSON Schema keyword maps to one catalogue rule.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+from urllib.parse import urlsplit
+
+import jsonschema
+import jsonschema_rs
+
+from .findings import escape_pointer_token
+from .locate import SCHEMA_PREFIX
+from .spec import Spec, as_tuple
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+# JSON Schema keyword -> catalogue rule id (see rules/schema_rules.py)
+KEYWORD_RULES = {
+    "required": "schema-required",
+    "type": "schema-type",
+    "maxLength": "schema-length",
+    "minLength": "schema-length",
+    "enum": "schema-enum",
+    "const": "schema-enum",
+    "pattern": "schema-pattern",
+    "format": "schema-format",
+    "minItems": "schema-items",
+    "maxItems": "schema-items",
+    "uniqueItems": "schema-items",
+    "minimum": "schema-range",
+    "maximum": "schema-range",
+    "exclusiveMinimum": "schema-range",
+    "exclusiveMaximum": "schema-range",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaIssue:
+    rule: str
+    pointer: str
+    message: str
+    ref: str | None
+
+
+# ---- formats: one definition for python-jsonschema, matching what the compiled engine accepts ----
+FORMAT_CHECKER = jsonschema.FormatChecker(())
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
+_DATE_TIME = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$", re.ASCII
+)
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+@FORMAT_CHECKER.checks("date", raises=ValueError)
+def _is_date(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    if not _DATE.match(value):
+        return False
+    _dt.date.fromisoformat(value)
+    return True
+
+
+@FORMAT_CHECKER.checks("date-time", raises=ValueError)
+def _is_date_time(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    if not _DATE_TIME.match(value):
+        return False
+    _dt.datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    return True
+
+
+@FORMAT_CHECKER.checks("uuid")
+def _is_uuid(value: object) -> bool:
+    return not isinstance(value, str) or bool(_UUID.match(value))
+
+
+@FORMAT_CHECKER.checks("ipv4")
+def _is_ipv4(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        return False
+    return True
+
+
+@FORMAT_CHECKER.checks("ipv6")
+def _is_ipv6(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    try:
+        ipaddress.IPv6Address(value)
+    except ValueError:
+        return False
+    return True
+
+
+@FORMAT_CHECKER.checks("uri")
+def _is_uri(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    if any(c.isspace() or ord(c) < 0x20 for c in value):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return bool(parts.scheme) and re.match(r"^[A-Za-z][A-Za-z0-9+.-]*$", parts.scheme) is not None
+
+
+def _closure(spec: Spec, root: str) -> dict[str, dict]:
+    """The component schemas reachable from ``root``: a small document compiles fast."""
+    seen: dict[str, dict] = {}
+    todo = [root]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen[name] = spec.schema(name)
+        stack = [seen[name]]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                ref = node.get("$ref")
+                if isinstance(ref, str) and ref.startswith(SCHEMA_PREFIX):
+                    todo.append(ref[len(SCHEMA_PREFIX):])
+                stack.extend(v for k, v in node.items() if not k.startswith("x-"))
+            elif isinstance(node, list):
+                stack.extend(node)
+    return seen
+
+
+def bundled_schema(spec: Spec, component: str) -> dict:
+    """A self-contained Draft 2020-12 schema for one component (refs stay ``#/components/...``)."""
+    return {
+        "$schema": DRAFT,
+        "$ref": SCHEMA_PREFIX + component,
+        "components": {"schemas": _closure(spec, component)},
+    }
+
+
+class SchemaChecker:
+    """Compiled checking of one component schema."""
+
+    def __init__(self, spec: Spec, component: str):
+        self.component = component
+        self.schema = bundled_schema(spec, component)
+        self._fast = jsonschema_rs.validator_for(self.schema, validate_formats=True)
+        self._detail = jsonschema.Draft202012Validator(self.schema, format_checker=FORMAT_CHECKER)
+        self.root_ref = spec.schema(component).get("x-document-ref")
+
+    def is_valid(self, payload: Any) -> bool:
+        try:
+            return self._fast.is_valid(payload)
+        except (ValueError, OverflowError, TypeError):
+            # Values the compiled engine cannot take (e.g. integers beyond 64 bits): decide slowly.
+            return not any(True for _ in self._detail.iter_errors(payload))
+
+    def issues(self, payload: Any) -> Iterator[SchemaIssue]:
+        if self.is_valid(payload):
+            return
+        yield from self.detailed_issues(payload)
+
+    def detailed_issues(self, payload: Any) -> Iterator[SchemaIssue]:
+        for error in self._detail.iter_errors(payload):
+            yield from self._convert(error)
+
+    def _convert(self, error: jsonschema.ValidationError) -> Iterator[SchemaIssue]:
+        keyword = error.validator
+        if keyword in ("anyOf", "oneOf") and error.context:
+            # Report the branch that came closest rather than "matches none of".
+            best = jsonschema.exceptions.best_match(error.context)
+            if best is not None:
+                branch = [e for e in error.context if e.relative_schema_path[0] == best.relative_schema_path[0]]
+                for sub in branch:
+                    yield from self._convert(sub)
+                return
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        if schema.get("x-rule"):
+            return  # a semantic rule owns this constraint and words its finding
+        if keyword == "$ref":
+            return
+        pointer = "".join("/" + escape_pointer_token(t) for t in error.absolute_path)
+        # Every keyword the spec uses has a rule (a test proves it); another would surface as schema-<keyword>.
+        rule = KEYWORD_RULES.get(keyword, f"schema-{keyword}")
+        message = _message(error, keyword, schema)
+        if keyword == "required":
+            missing = _missing_property(error)
+            if missing is not None:
+                pointer += "/" + escape_pointer_token(missing)
+        yield SchemaIssue(rule, pointer, message, schema.get("x-document-ref") or self.root_ref)
+
+
+def _missing_property(error: jsonschema.ValidationError) -> str | None:
+    instance = error.instance if isinstance(error.instance, dict) else {}
+    for name in error.validator_value or ():
+        if name not in instance:
+            return name
+    return None
+
+
+_TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null", int: "integer", float: "number"}
+
+
+def json_type(value: Any) -> str:
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value) if not isinstance(value, str) else '"' + value + '"'
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _message(error: jsonschema.ValidationError, keyword: str, schema: dict) -> str:
+    value = error.instance
+    expected = error.validator_value
+    title = schema.get("title")
+    if keyword == "required":
+        missing = _missing_property(error)
+        return f"required property {missing!r} is missing" if missing else error.message
+    if keyword == "type":
+        wanted = " or ".join(as_tuple(expected))
+        return f"expected {wanted}, got {json_type(value)} {_short(value)}"
+    if keyword == "maxLength":
+        return f"{len(value)} characters; at most {expected} allowed"
+    if keyword == "minLength":
+        return f"{len(value)} characters; at least {expected} required" if value else "must not be empty"
+    if keyword == "enum":
+        members = list(expected)
+        where = f"the {title.lower()} set" if title else "the allowed values"
+        if len(members) <= 6:
+            return f"{_short(value)} is not one of {', '.join(map(str, members))}"
+        close = _close_match(value, members)
+        hint = f"; did you mean {close!r}?" if close else ""
+        return f"{_short(value)} is not in {where} ({len(members)} values){hint}"
+    if keyword == "const":
+        return f"{_short(value)} must be {expected!r}"
+    if keyword == "pattern":
+        return f"{_short(value)} does not have the required form {expected}"
+    if keyword == "format":
+        return f"{_short(value)} is not a valid {expected}"
+    if keyword == "minItems":
+        return f"{len(value)} items; at least {expected} required"
+    if keyword == "maxItems":
+        return f"{len(value)} items; at most {expected} allowed"
+    if keyword == "uniqueItems":
+        return "items must be unique"
+    if keyword in ("minimum", "exclusiveMinimum"):
+        return f"{value} is below the minimum {expected}"
+    if keyword in ("maximum", "exclusiveMaximum"):
+        return f"{value} is above the maximum {expected}"
+    return error.message
+
+
+def _close_match(value: Any, members: list) -> str | None:
+    if not isinstance(value, str):
+        return None
+    import difflib
+
+    upper = value.upper()
+    if upper in members:
+        return upper
+    found = difflib.get_close_matches(value, [str(m) for m in members], n=1, cutoff=0.75)
+    return found[0] if found else None
+
+
+@functools.lru_cache(maxsize=64)
+def _checker(spec_id: int, component: str) -> SchemaChecker:
+    return SchemaChecker(_SPECS[spec_id], component)
+
+
+_SPECS: dict[int, Spec] = {}
+
+
+def checker_for(spec: Spec, component: str) -> SchemaChecker:
+    _SPECS[id(spec)] = spec
+    return _checker(id(spec), component)

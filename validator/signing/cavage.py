@@ -1,0 +1,251 @@
+"""draft-cavage-http-signatures-10 as profiled by the interface: the request model, strict parsing of the
+``Signature`` header (after RFC 2047 encoded-word unwrapping) and construction of the signing string.
+
+Parsing is deliberately strict: exactly the parameters ``keyId``, ``algorithm`` (optional), ``headers`` and
+``signature``, each once, each a quoted string. ``created``/``expires`` belong to later drafts (11+), not to
+cavage-10 nor the profile, so they are rejected like any other unknown parameter.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+REQUEST_TARGET = "(request-target)"
+SIGNATURE_PARAMS = ("keyId", "algorithm", "headers", "signature")
+REQUIRED_PARAMS = ("keyId", "headers", "signature")
+
+# RFC 7230 token characters, used for parameter names and header names.
+_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_TOKEN_RE = re.compile(_TOKEN + r"\Z")
+_PARAM_RE = re.compile(r"[ \t]*(" + _TOKEN + r')[ \t]*=[ \t]*"((?:[^"\\]|\\.)*)"[ \t]*', re.S)
+_ENCODED_WORD_RE = re.compile(r"=\?([^?\s]+)\?([BbQq])\?([^?\s]*)\?=")
+_CHARSETS = {
+    "utf-8": "utf-8", "utf8": "utf-8",
+    "iso-8859-1": "iso-8859-1", "iso8859-1": "iso-8859-1", "latin1": "iso-8859-1", "latin-1": "iso-8859-1",
+    "us-ascii": "ascii",
+}
+_FORBIDDEN_IN_SIGNED_VALUE = ("\r", "\n", "\x00")
+
+
+class SignatureFormatError(ValueError):
+    """The Signature header (or its RFC 2047 wrapper) does not follow the profile's grammar."""
+
+
+class SigningStringError(ValueError):
+    """The signing string cannot be built: a listed header is absent or a value would forge a line."""
+
+    def __init__(self, message: str, *, header: str, injection: bool = False):
+        super().__init__(message)
+        self.header = header
+        self.injection = injection
+
+
+@dataclass(frozen=True)
+class SignableRequest:
+    method: str                         # "POST"
+    target: str                         # path + query exactly as sent
+    headers: list[tuple[str, str]]      # wire order, duplicates allowed, original case
+    body: bytes | None                  # exact bytes; None = body unknown
+
+    def header_values(self, name: str) -> list[str]:
+        """All values of a header (case-insensitive name), in wire order."""
+        wanted = name.lower()
+        return [v for n, v in self.headers if isinstance(n, str) and n.lower() == wanted]
+
+    def has_header(self, name: str) -> bool:
+        return bool(self.header_values(name))
+
+
+@dataclass(frozen=True)
+class SignatureParams:
+    key_id: str
+    algorithm: str | None
+    headers: tuple[str, ...]
+    signature: str
+    encoded_word: bool                  # the header was RFC 2047 wrapped
+
+
+def decode_rfc2047(value: str) -> tuple[str, bool]:
+    """Unwrap a header value made of RFC 2047 encoded words (utf-8 or iso-8859-1, B or Q encoding).
+
+    Returns ``(decoded, was_encoded)``. A value that does not start with ``=?`` is returned unchanged. Several
+    encoded words separated by linear whitespace are concatenated (the whitespace between them is dropped, as
+    RFC 2047 §6.2 says). Anything else is a ``SignatureFormatError``.
+    """
+    stripped = value.strip(" \t")
+    if not stripped.startswith("=?"):
+        return value, False
+    parts: list[str] = []
+    pos = 0
+    while pos < len(stripped):
+        m = _ENCODED_WORD_RE.match(stripped, pos)
+        if not m:
+            raise SignatureFormatError(
+                f"the Signature value starts like an RFC 2047 encoded word but is not one at offset {pos}")
+        charset_label, encoding, text = m.group(1), m.group(2).upper(), m.group(3)
+        charset = _CHARSETS.get(charset_label.split("*", 1)[0].lower())
+        if charset is None:
+            raise SignatureFormatError(f"RFC 2047 charset {charset_label!r} is not supported (utf-8 or iso-8859-1)")
+        if encoding == "B":
+            try:
+                raw = base64.b64decode(text, validate=True)
+            except (binascii.Error, ValueError):
+                raise SignatureFormatError("RFC 2047 B-encoded word is not valid Base64") from None
+        else:
+            raw = _decode_q(text)
+        try:
+            parts.append(raw.decode(charset))
+        except UnicodeDecodeError:
+            raise SignatureFormatError(f"RFC 2047 encoded word is not valid {charset}") from None
+        pos = m.end()
+        ws = pos
+        while ws < len(stripped) and stripped[ws] in " \t":
+            ws += 1
+        if ws < len(stripped) and ws == pos:
+            raise SignatureFormatError("RFC 2047 encoded words must be separated by whitespace")
+        pos = ws
+    return "".join(parts), True
+
+
+def _decode_q(text: str) -> bytes:
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "_":
+            out.append(0x20)
+            i += 1
+        elif ch == "=":
+            pair = text[i + 1:i + 3]
+            if len(pair) != 2 or not all(c in "0123456789abcdefABCDEF" for c in pair):
+                raise SignatureFormatError("RFC 2047 Q-encoded word has a bad =XX escape")
+            out.append(int(pair, 16))
+            i += 3
+        elif " " < ch < "\x7f":
+            out.append(ord(ch))
+            i += 1
+        else:
+            raise SignatureFormatError("RFC 2047 Q-encoded word contains a character that must be escaped")
+    return bytes(out)
+
+
+def encode_rfc2047(value: str) -> str:
+    """``=?utf-8?B?<base64 of the UTF-8 value>?=`` (one encoded word, as the profile and real clients send it)."""
+    return "=?utf-8?B?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def parse_signature(value: str) -> SignatureParams:
+    """Parse a Signature header value strictly. Raises ``SignatureFormatError`` with a specific message."""
+    if not isinstance(value, str):
+        raise SignatureFormatError("the Signature value is not text")
+    decoded, wrapped = decode_rfc2047(value)
+    if any(c in decoded for c in "\r\n\x00"):
+        raise SignatureFormatError("the Signature value contains CR, LF or NUL")
+    params: dict[str, str] = {}
+    pos = 0
+    text = decoded
+    if not text.strip(" \t"):
+        raise SignatureFormatError("the Signature value is empty")
+    while True:
+        m = _PARAM_RE.match(text, pos)
+        if not m:
+            raise SignatureFormatError(
+                f"the Signature value is not a list of name=\"value\" parameters (at offset {pos}: "
+                f"{text[pos:pos + 20]!r})")
+        name, raw = m.group(1), m.group(2)
+        if name not in SIGNATURE_PARAMS:
+            raise SignatureFormatError(
+                f"unknown Signature parameter {name!r}; the profile allows only keyId, algorithm, headers, signature")
+        if name in params:
+            raise SignatureFormatError(f"Signature parameter {name!r} occurs more than once")
+        params[name] = raw.replace('\\"', '"')
+        pos = m.end()
+        if pos == len(text):
+            break
+        if text[pos] != ",":
+            raise SignatureFormatError(f"expected ',' between Signature parameters at offset {pos}")
+        pos += 1
+    missing = [p for p in REQUIRED_PARAMS if p not in params]
+    if missing:
+        raise SignatureFormatError("Signature parameter(s) missing: " + ", ".join(missing))
+    if not params["keyId"]:
+        raise SignatureFormatError("Signature parameter keyId is empty")
+    if "algorithm" in params and not params["algorithm"]:
+        raise SignatureFormatError("Signature parameter algorithm is empty")
+    if not params["signature"]:
+        raise SignatureFormatError("Signature parameter signature is empty")
+    headers = parse_headers_param(params["headers"])
+    return SignatureParams(params["keyId"], params.get("algorithm"), headers, params["signature"], wrapped)
+
+
+def parse_headers_param(value: str) -> tuple[str, ...]:
+    """The ``headers`` parameter: whitespace-separated header names, compared case-insensitively, no duplicates."""
+    names = value.split()
+    if not names:
+        raise SignatureFormatError("Signature parameter headers is empty")
+    out: list[str] = []
+    for name in names:
+        lname = name.lower()
+        if lname.startswith("("):
+            if lname != REQUEST_TARGET:
+                raise SignatureFormatError(f"pseudo-header {name!r} is not part of cavage-10 or the profile")
+        elif not _TOKEN_RE.match(name):
+            raise SignatureFormatError(f"{name!r} in Signature parameter headers is not a header name")
+        if lname in out:
+            raise SignatureFormatError(f"header {lname!r} is listed twice in Signature parameter headers")
+        out.append(lname)
+    return tuple(out)
+
+
+def format_signature(key_id: str, algorithm: str | None, headers: Sequence[str], signature_b64: str,
+                     *, encode: bool = False) -> str:
+    """Serialise the Signature header value; wrap it as an RFC 2047 encoded word when asked or non-ASCII."""
+    def q(s: str) -> str:
+        return '"' + s.replace('"', '\\"') + '"'
+    parts = [f"keyId={q(key_id)}"]
+    if algorithm is not None:
+        parts.append(f"algorithm={q(algorithm)}")
+    parts.append(f"headers={q(' '.join(headers))}")
+    parts.append(f"signature={q(signature_b64)}")
+    value = ",".join(parts)
+    if encode or not value.isascii():
+        return encode_rfc2047(value)
+    return value
+
+
+def header_index(headers: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """Lower-case name -> values in wire order."""
+    index: dict[str, list[str]] = {}
+    for name, value in headers:
+        index.setdefault(name.lower(), []).append(value)
+    return index
+
+
+def build_signing_string(method: str, target: str, signed: Sequence[str],
+                         index: Mapping[str, list[str]]) -> str:
+    """One ``name: value`` line per signed name, joined by ``\\n`` (no trailing newline).
+
+    Values are trimmed of surrounding spaces/tabs; repeated headers are joined with ``", "`` in wire order.
+    A CR, LF or NUL inside a value would let the value forge further lines: refused.
+    """
+    lines = []
+    for name in signed:
+        if name == REQUEST_TARGET:
+            value = f"{method.lower()} {target}"
+            if any(c in value for c in _FORBIDDEN_IN_SIGNED_VALUE):
+                raise SigningStringError("the request target contains CR, LF or NUL", header=name, injection=True)
+        else:
+            values = index.get(name)
+            if not values:
+                raise SigningStringError(f"headers lists {name!r} but the request has no such header", header=name)
+            for v in values:
+                if any(c in v for c in _FORBIDDEN_IN_SIGNED_VALUE):
+                    raise SigningStringError(
+                        f"signed header {name!r} contains CR, LF or NUL, which would forge signing-string lines",
+                        header=name, injection=True)
+            value = ", ".join(v.strip(" \t") for v in values)
+        lines.append(f"{name}: {value}")
+    return "\n".join(lines)

@@ -1,0 +1,383 @@
+"""Verification of a signed request against the profile. ``verify_request`` never raises: every problem is a
+``Finding`` whose rule is one of ``SIGNATURE_RULES``.
+
+The algorithm is derived from the certificate key and the options (RSA PKCS#1 v1.5 with SHA-256), never from the
+message: the ``algorithm`` parameter is only checked against ``VerifyOptions.allowed_algorithms``. ``hs2019`` (when
+allowed) is a label only; with the RSA key the profile requires, the signature is still RSA-SHA256.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as _dt
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+from ..findings import ERROR, WARNING, Finding, escape_pointer_token
+from .cavage import (SignableRequest, SignatureFormatError, SigningStringError, build_signing_string,
+                     parse_signature)
+from .certificate import CertificateError, key_problem, parse_certificate_header, validity_problem
+from .digest import check_digest
+from .keyid import KeyIdError, issuer_matches, parse_key_id
+from .signer import PROFILE_SIGNED_HEADERS
+
+REF_SIGNING = "Authentication › Request signing"
+REF_HEADERS = "Header parameters"
+
+
+@dataclass(frozen=True)
+class SignatureRule:
+    id: str
+    name: str
+    summary: str
+    code: str
+    status: int
+    severity: str = ERROR
+    ref: str = REF_SIGNING
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "summary": self.summary, "code": self.code,
+                "status": self.status, "severity": self.severity, "ref": self.ref}
+
+
+def _rules(*rules: SignatureRule) -> dict[str, SignatureRule]:
+    return {r.id: r for r in rules}
+
+
+SIGNATURE_RULES: dict[str, SignatureRule] = _rules(
+    SignatureRule("signature-missing", "Signature header absent",
+                  "Every operation requires a Signature header (draft-cavage-http-signatures-10 with the payment "
+                  "profile). A request without it cannot be attributed to the TPP and is refused with 401 "
+                  "SIGNATURE_MISSING (decision A8).", "SIGNATURE_MISSING", 401),
+    SignatureRule("signature-malformed", "Signature parameters malformed",
+                  "The Signature value (after RFC 2047 unwrapping) must be exactly the parameters keyId, algorithm "
+                  "(optional), headers and signature, each once, as quoted strings; headers must be a non-empty "
+                  "list of distinct names; keyId must read SN=<hex>,CA=<DN>; signature must be Base64. Anything "
+                  "else is refused as 401 SIGNATURE_INVALID.", "SIGNATURE_INVALID", 401),
+    SignatureRule("signature-algorithm", "Signature algorithm not allowed",
+                  "The algorithm parameter must be rsa-sha256 (or hs2019 where the profile allows it, with an RSA "
+                  "key). hmac-*, rsa-sha1 and unknown names are refused; the verifier never lets the message choose "
+                  "the algorithm.", "SIGNATURE_INVALID", 401),
+    SignatureRule("signature-headers-incomplete", "Profile header present but not signed",
+                  "headers must list date, digest, x-request-id, psu-id, psu-corporate-id and tpp-redirect-uri, "
+                  "each when the request carries it. A present header missing from the list could be altered "
+                  "without breaking the signature, so the request is refused with 401 SIGNATURE_INVALID.",
+                  "SIGNATURE_INVALID", 401),
+    SignatureRule("signature-invalid", "Signature does not verify",
+                  "The signature must be the RSA PKCS#1 v1.5 SHA-256 signature, by the key of "
+                  "TPP-Signature-Certificate, over the signing string built from the listed headers; it must be as "
+                  "long as the key's modulus, and every listed header must be present. Otherwise 401 "
+                  "SIGNATURE_INVALID.", "SIGNATURE_INVALID", 401),
+    SignatureRule("signature-keyid-mismatch", "keyId does not name the certificate",
+                  "keyId must carry the serial number (hex) and issuer DN of the certificate in "
+                  "TPP-Signature-Certificate. The serial is compared as an integer and the DN attribute by "
+                  "attribute; a mismatch is 401 SIGNATURE_INVALID.", "SIGNATURE_INVALID", 401),
+    SignatureRule("signature-header-injection", "CR/LF in a signed header value",
+                  "A signed header value containing CR, LF or NUL could forge extra lines of the signing string; "
+                  "such a request is refused with 401 SIGNATURE_INVALID.", "SIGNATURE_INVALID", 401),
+    SignatureRule("signature-date-window", "Date outside the accepted window",
+                  "When a clock is given, the signed Date header must lie within the configured window (default "
+                  "5 minutes) of it; an older or future Date allows replay and is refused with 401 "
+                  "SIGNATURE_INVALID.", "SIGNATURE_INVALID", 401),
+    SignatureRule("date-malformed", "Date header not an IMF-fixdate",
+                  "The Date header must be an IMF-fixdate such as 'Tue, 01 Jul 2025 12:00:00 GMT' so the window "
+                  "and the certificate validity can be checked; otherwise 400 FORMAT_ERROR.",
+                  "FORMAT_ERROR", 400),
+    SignatureRule("certificate-missing", "TPP-Signature-Certificate absent",
+                  "Every operation requires TPP-Signature-Certificate, the Base64 DER signing certificate. Without "
+                  "it the signature cannot be checked: 401 CERTIFICATE_INVALID.", "CERTIFICATE_INVALID", 401),
+    SignatureRule("certificate-invalid", "TPP-Signature-Certificate unparseable",
+                  "TPP-Signature-Certificate must be Base64 of one DER X.509 certificate (PEM armour and whitespace "
+                  "are tolerated). Otherwise 401 CERTIFICATE_INVALID.", "CERTIFICATE_INVALID", 401),
+    SignatureRule("certificate-key-weak", "Certificate key not RSA >= 2048 bits",
+                  "The profile signs with rsa-sha256, so the certificate key must be RSA with a modulus of at least "
+                  "2048 bits. EC, EdDSA, DSA or shorter RSA keys are refused with 401 CERTIFICATE_INVALID.",
+                  "CERTIFICATE_INVALID", 401),
+    SignatureRule("certificate-expired", "Certificate expired",
+                  "The certificate's validity period must contain the request time (the clock given, else the "
+                  "Date header, else now). An expired certificate is refused with 401 CERTIFICATE_EXPIRED.",
+                  "CERTIFICATE_EXPIRED", 401),
+    SignatureRule("certificate-not-yet-valid", "Certificate not yet valid",
+                  "The certificate's validity period must contain the request time (the clock given, else the "
+                  "Date header, else now). A certificate whose notBefore lies after it is refused with 401 "
+                  "CERTIFICATE_EXPIRED.", "CERTIFICATE_EXPIRED", 401),
+    SignatureRule("digest-missing", "Digest absent",
+                  "The header table requires Digest on operations with a body (SEPA credit transfer, bulk payment, "
+                  "sandbox card transaction creation). Its absence is 400 FORMAT_ERROR (decision A8).",
+                  "FORMAT_ERROR", 400, ref=REF_HEADERS),
+    SignatureRule("digest-malformed", "Digest malformed",
+                  "Digest must be a comma-separated list of <algorithm>=<Base64 digest> entries (RFC 3230), each "
+                  "algorithm once and each value of the algorithm's length. Otherwise 400 FORMAT_ERROR.",
+                  "FORMAT_ERROR", 400),
+    SignatureRule("digest-algorithm", "Digest algorithm not accepted",
+                  "Digest must contain SHA-256 or SHA-512. MD5 or SHA (SHA-1) alone is refused with 400 "
+                  "FORMAT_ERROR.", "FORMAT_ERROR", 400),
+    SignatureRule("digest-mismatch", "Digest does not match the body",
+                  "Every SHA-256/SHA-512 (and any accompanying MD5/SHA) entry of Digest must equal the hash of the "
+                  "exact body bytes; an empty body hashes the empty input. A mismatch is 400 FORMAT_ERROR.",
+                  "FORMAT_ERROR", 400),
+    SignatureRule("digest-unverifiable", "Digest not checked against the body",
+                  "The body bytes were not available, so the Digest could only be checked for syntax; the "
+                  "signature over the Digest header was still verified.", "FORMAT_ERROR", 400, severity=WARNING),
+    SignatureRule("header-oversized", "Header value too long",
+                  "A header value longer than the configured limit (default 8192 characters) is refused with 400 "
+                  "FORMAT_ERROR and is not processed further.", "FORMAT_ERROR", 400),
+)
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    now: _dt.datetime | None = None
+    date_window: _dt.timedelta = _dt.timedelta(minutes=5)
+    allowed_algorithms: tuple[str, ...] = ("rsa-sha256",)
+    digest_required: bool = True
+    signature_required: bool = True
+    max_header_length: int = 8192
+    mandatory_signed: tuple[str, ...] = PROFILE_SIGNED_HEADERS
+
+
+_CANONICAL = {
+    "signature": "Signature", "digest": "Digest", "tpp-signature-certificate": "TPP-Signature-Certificate",
+    "date": "Date", "x-request-id": "X-Request-ID", "psu-id": "PSU-ID", "psu-corporate-id": "PSU-Corporate-ID",
+    "tpp-redirect-uri": "TPP-Redirect-URI",
+}
+_MONTHS = {m: i for i, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+_IMF_RE = re.compile(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+                     r"(\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT\Z")
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def parse_imf_fixdate(value: str) -> _dt.datetime:
+    m = _IMF_RE.match(value.strip(" \t"))
+    if not m:
+        raise ValueError(f"Date {value[:60]!r} is not an IMF-fixdate (e.g. 'Tue, 01 Jul 2025 12:00:00 GMT')")
+    wd, day, mon, year, hh, mm, ss = m.groups()
+    when = _dt.datetime(int(year), _MONTHS[mon], int(day), int(hh), int(mm), int(ss), tzinfo=_dt.timezone.utc)
+    if _WEEKDAYS[when.weekday()] != wd:
+        raise ValueError(f"Date {value!r} names {wd} but that day is a {_WEEKDAYS[when.weekday()]}")
+    return when
+
+
+class _Collector:
+    def __init__(self, names: dict[str, str]):
+        self.findings: list[Finding] = []
+        self.names = names
+
+    def add(self, rule_id: str, header: str, message: str) -> None:
+        rule = SIGNATURE_RULES[rule_id]
+        name = _CANONICAL.get(header) or self.names.get(header) or header
+        self.findings.append(Finding(rule.id, rule.severity, "/headers/" + escape_pointer_token(name), message,
+                                     rule.code, rule.status, rule.ref))
+
+
+def _as_text(x: Any) -> str:
+    if isinstance(x, str):
+        return x
+    if isinstance(x, (bytes, bytearray)):
+        return bytes(x).decode("iso-8859-1")
+    return str(x)
+
+
+def _normalise_headers(headers: Any) -> list[tuple[str, str]]:
+    out = []
+    try:
+        items = list(headers or ())
+    except TypeError:
+        return out
+    for item in items:
+        try:
+            name, value = item
+        except (TypeError, ValueError):
+            continue
+        out.append((_as_text(name), _as_text(value)))
+    return out
+
+
+def verify_request(request: SignableRequest, options: VerifyOptions = VerifyOptions()) -> list[Finding]:
+    """Check Signature, TPP-Signature-Certificate, Digest and Date of ``request``. Never raises."""
+    try:
+        return _verify(request, options)
+    except Exception as exc:  # a defect of the verifier itself must still refuse the request, loudly
+        rule = SIGNATURE_RULES["signature-invalid"]
+        return [Finding(rule.id, ERROR, "/headers/Signature",
+                        f"internal verifier error, request not verified: {type(exc).__name__}: {exc}",
+                        rule.code, rule.status, rule.ref)]
+
+
+def _verify(request: SignableRequest, options: VerifyOptions) -> list[Finding]:
+    headers = _normalise_headers(getattr(request, "headers", ()))
+    method = _as_text(getattr(request, "method", "") or "")
+    target = _as_text(getattr(request, "target", "") or "")
+    body = getattr(request, "body", None)
+    if body is not None and not isinstance(body, (bytes, bytearray, memoryview)):
+        body = _as_text(body).encode("utf-8")
+    elif body is not None:
+        body = bytes(body)
+
+    index: dict[str, list[str]] = {}
+    wire_names: dict[str, str] = {}
+    for name, value in headers:
+        lname = name.lower()
+        index.setdefault(lname, []).append(value)
+        wire_names.setdefault(lname, name)
+    out = _Collector(wire_names)
+
+    oversized: set[str] = set()
+    for lname, values in index.items():
+        longest = max(len(v) for v in values)
+        if longest > options.max_header_length:
+            oversized.add(lname)
+            out.add("header-oversized", lname,
+                    f"{_CANONICAL.get(lname) or wire_names[lname]} value is {longest} characters long, "
+                    f"the limit is {options.max_header_length}")
+
+    def single(lname: str) -> tuple[str | None, bool]:
+        """(value, usable): usable is False when it is oversized or repeated (a finding is then emitted)."""
+        values = index.get(lname)
+        if not values:
+            return None, True
+        if lname in oversized:
+            return None, False
+        if len(values) > 1:
+            rule = {"signature": "signature-malformed", "tpp-signature-certificate": "certificate-invalid",
+                    "digest": None, "date": "date-malformed"}[lname]
+            if rule is not None:
+                out.add(rule, lname, f"{_CANONICAL[lname]} occurs {len(values)} times; exactly one is allowed")
+                return None, False
+            return ", ".join(values), True
+        return values[0], True
+
+    # --- Date -----------------------------------------------------------------------------------------------
+    date_value, date_ok = single("date")
+    date_time = None
+    if date_value is not None:
+        try:
+            date_time = parse_imf_fixdate(date_value)
+        except ValueError as exc:
+            out.add("date-malformed", "date", str(exc))
+        if date_time is not None and options.now is not None:
+            now = options.now if options.now.tzinfo else options.now.replace(tzinfo=_dt.timezone.utc)
+            skew = date_time - now
+            if abs(skew) > options.date_window:
+                direction = "ahead of" if skew > _dt.timedelta(0) else "behind"
+                out.add("signature-date-window", "date",
+                        f"Date {date_value.strip()} is {abs(skew)} {direction} the clock "
+                        f"({now.astimezone(_dt.timezone.utc).isoformat()}); the window is {options.date_window}")
+
+    # --- Digest ---------------------------------------------------------------------------------------------
+    digest_value, digest_ok = single("digest")
+    if digest_value is None and digest_ok:
+        if options.digest_required:
+            out.add("digest-missing", "digest", "Digest is required for this operation but absent")
+    elif digest_value is not None:
+        problems = check_digest(digest_value, body)
+        for p in problems:
+            out.add(f"digest-{p.kind}", "digest", p.message)
+        if body is None and not problems:
+            out.add("digest-unverifiable", "digest",
+                    "the body bytes are not available, so Digest was checked for syntax only")
+
+    # --- Signature ------------------------------------------------------------------------------------------
+    sig_value, sig_ok = single("signature")
+    if sig_value is None:
+        if sig_ok and options.signature_required:
+            out.add("signature-missing", "signature", "Signature is required on every operation but absent")
+        if sig_ok and not options.signature_required and "tpp-signature-certificate" not in index:
+            return out.findings
+    params = None
+    if sig_value is not None:
+        try:
+            params = parse_signature(sig_value)
+        except SignatureFormatError as exc:
+            out.add("signature-malformed", "signature", str(exc))
+
+    # --- Certificate ----------------------------------------------------------------------------------------
+    cert = None
+    public_key = None
+    cert_value, cert_ok = single("tpp-signature-certificate")
+    if cert_value is None:
+        if cert_ok:
+            out.add("certificate-missing", "tpp-signature-certificate",
+                    "TPP-Signature-Certificate is required on every operation but absent")
+    else:
+        try:
+            cert = parse_certificate_header(cert_value)
+        except CertificateError as exc:
+            out.add("certificate-invalid", "tpp-signature-certificate", str(exc))
+        if cert is not None:
+            problem = key_problem(cert)
+            if problem:
+                out.add("certificate-key-weak", "tpp-signature-certificate", problem)
+            else:
+                public_key = cert.public_key()
+            at = options.now or date_time or _dt.datetime.now(_dt.timezone.utc)
+            validity = validity_problem(cert, at)
+            if validity:
+                kind, message = validity
+                out.add("certificate-expired" if kind == "expired" else "certificate-not-yet-valid",
+                        "tpp-signature-certificate", message)
+
+    if params is None:
+        return out.findings
+
+    # --- Signature parameters against the profile -----------------------------------------------------------
+    algorithm_ok = True
+    if params.algorithm is not None and params.algorithm not in options.allowed_algorithms:
+        algorithm_ok = False
+        out.add("signature-algorithm", "signature",
+                f"algorithm {params.algorithm!r} is not allowed; expected "
+                + " or ".join(repr(a) for a in options.allowed_algorithms))
+    for name in options.mandatory_signed:
+        lname = name.lower()
+        if lname in index and lname not in params.headers:
+            out.add("signature-headers-incomplete", "signature",
+                    f"{_CANONICAL.get(lname) or wire_names[lname]} is present but not listed in the Signature "
+                    f"headers parameter ({' '.join(params.headers)})")
+    try:
+        key_id = parse_key_id(params.key_id)
+    except KeyIdError as exc:
+        key_id = None
+        out.add("signature-malformed", "signature", f"keyId {params.key_id[:120]!r}: {exc}")
+    if key_id is not None and cert is not None:
+        if key_id.serial != cert.serial_number:
+            out.add("signature-keyid-mismatch", "signature",
+                    f"keyId serial {key_id.serial:X} is not the certificate serial {cert.serial_number:X}")
+        if not issuer_matches(key_id, cert):
+            out.add("signature-keyid-mismatch", "signature",
+                    f"keyId issuer {key_id.issuer_text[:200]!r} is not the certificate issuer "
+                    f"{cert.issuer.rfc4514_string()!r}")
+
+    try:
+        signature = base64.b64decode(params.signature, validate=True)
+    except (binascii.Error, ValueError):
+        out.add("signature-malformed", "signature", "the signature parameter is not valid Base64")
+        return out.findings
+
+    signed_oversized = [h for h in params.headers if h in oversized]
+    try:
+        signing_string = build_signing_string(method, target, params.headers, index)
+    except SigningStringError as exc:
+        out.add("signature-header-injection" if exc.injection else "signature-invalid",
+                "signature" if exc.header.startswith("(") or not exc.injection else exc.header, str(exc))
+        return out.findings
+    if public_key is None or not algorithm_ok or signed_oversized:
+        return out.findings
+    assert isinstance(public_key, rsa.RSAPublicKey)
+    expected_len = (public_key.key_size + 7) // 8
+    if len(signature) != expected_len:
+        out.add("signature-invalid", "signature",
+                f"the signature is {len(signature)} bytes, the {public_key.key_size}-bit key needs {expected_len}")
+        return out.findings
+    try:
+        public_key.verify(signature, signing_string.encode("utf-8"), padding.PKCS1v15(), hashes.SHA256())
+    except InvalidSignature:
+        out.add("signature-invalid", "signature",
+                "the RSA-SHA256 signature does not verify with the certificate key over the signing string of "
+                f"headers ({' '.join(params.headers)})")
+    return out.findings

@@ -1,0 +1,319 @@
+"""The one loader of spec/openapi.yaml, and accessors for what the rest of obvalidate reads.
+
+Nothing here knows a field, a code or a limit: operations, schemas, code sets, minor units and
+kinds are all read from the spec. The parsed document is cached per process, and across
+processes as JSON keyed by the YAML's SHA-256 (a CLI start costs a JSON parse, not a YAML parse).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+SPEC_ENV = "OBVALIDATE_SPEC"
+CACHE_ENV = "OBVALIDATE_CACHE_DIR"
+
+
+class SpecError(Exception):
+    """The spec file is missing or unreadable."""
+
+
+def default_spec_path() -> Path:
+    env = os.environ.get(SPEC_ENV)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "spec" / "openapi.yaml"
+
+
+def _cache_dir() -> Path:
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "obvalidate"
+
+
+def _parse_yaml(text: bytes) -> dict:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader either way
+
+
+def read_spec_document(path: Path) -> dict:
+    """Parse the YAML, going through the JSON cache when it holds this exact content."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SpecError(f"cannot read the spec {path}: {exc.strerror or exc}") from exc
+    digest = hashlib.sha256(data).hexdigest()[:24]
+    cache_file = _cache_dir() / f"spec-{digest}.json"
+    try:
+        return json.loads(cache_file.read_bytes())
+    except (OSError, ValueError):
+        pass
+    document = _parse_yaml(data)
+    try:  # best effort: a read-only home only costs the YAML parse next time
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_file.parent, prefix=".spec-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(document, fh, ensure_ascii=False)
+        os.replace(tmp, cache_file)
+    except OSError:
+        pass
+    return document
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    location: str  # path | query | header
+    required: bool
+    schema: dict
+    raw: dict
+
+    @property
+    def key(self) -> str:
+        """Header names compare case-insensitively; others exactly."""
+        return self.name.lower() if self.location == "header" else self.name
+
+
+@dataclass(frozen=True)
+class Operation:
+    operation_id: str
+    method: str  # upper case
+    path: str
+    raw: dict
+    parameters: tuple[Parameter, ...]
+    request_schema_ref: str | None
+    responses: dict[str, dict]
+
+    @property
+    def header_parameters(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.location == "header")
+
+    @property
+    def query_parameters(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.location == "query")
+
+    @property
+    def path_parameters(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.location == "path")
+
+    @property
+    def document_ref(self) -> str | None:
+        return self.raw.get("x-document-ref")
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        return as_tuple(self.raw.get("x-assumption"))
+
+    @property
+    def header_table_column(self) -> int | None:
+        col = self.raw.get("x-header-table-column")
+        return col if isinstance(col, int) else None
+
+    @property
+    def content_headers(self) -> dict[str, dict]:
+        """Accept / Content-Type, which OpenAPI cannot declare as parameters."""
+        return dict(self.raw.get("x-headers") or {})
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    direction: str  # request | response
+    schema_name: str
+    operations: tuple[str, ...]  # "createBulkPayment 201" style for responses
+
+    @property
+    def is_request(self) -> bool:
+        return self.direction == "request"
+
+
+def as_tuple(value: Any) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    return (value,)
+
+
+@dataclass
+class Spec:
+    document: dict
+    path: Path
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    # ---- raw access ----
+    def resolve(self, ref: str) -> Any:
+        if not ref.startswith("#/"):
+            raise SpecError(f"only local references are used in the spec, got {ref!r}")
+        node: Any = self.document
+        for token in ref[2:].split("/"):
+            token = token.replace("~1", "/").replace("~0", "~")
+            node = node[token]
+        return node
+
+    def deref(self, node: Any) -> Any:
+        while isinstance(node, dict) and "$ref" in node and len(node) == 1:
+            node = self.resolve(node["$ref"])
+        return node
+
+    @property
+    def components(self) -> dict:
+        return self.document.get("components", {})
+
+    @property
+    def schemas(self) -> dict[str, dict]:
+        return self.components.get("schemas", {})
+
+    def schema(self, name: str) -> dict:
+        try:
+            return self.schemas[name]
+        except KeyError:
+            raise SpecError(f"no component schema {name!r} in the spec") from None
+
+    @property
+    def info(self) -> dict:
+        return self.document.get("info", {})
+
+    @property
+    def example_today(self) -> str:
+        return self.info["x-example-today"]
+
+    # ---- operations ----
+    @property
+    def operations(self) -> dict[str, Operation]:
+        if "operations" not in self._cache:
+            ops: dict[str, Operation] = {}
+            for path, item in self.document.get("paths", {}).items():
+                shared = item.get("parameters", [])
+                for method in HTTP_METHODS:
+                    raw = item.get(method)
+                    if raw is None:
+                        continue
+                    params = self._parameters([*shared, *raw.get("parameters", [])])
+                    ops[raw["operationId"]] = Operation(
+                        operation_id=raw["operationId"],
+                        method=method.upper(),
+                        path=path,
+                        raw=raw,
+                        parameters=params,
+                        request_schema_ref=self._request_schema_ref(raw),
+                        responses={code: self.deref(r) for code, r in raw.get("responses", {}).items()},
+                    )
+            self._cache["operations"] = ops
+        return self._cache["operations"]
+
+    def operation(self, operation_id: str) -> Operation:
+        try:
+            return self.operations[operation_id]
+        except KeyError:
+            raise SpecError(f"no operation {operation_id!r} in the spec") from None
+
+    def _parameters(self, items: list) -> tuple[Parameter, ...]:
+        by_key: dict[tuple[str, str], Parameter] = {}
+        for item in items:
+            raw = self.deref(item)
+            p = Parameter(raw["name"], raw["in"], bool(raw.get("required", False)), raw.get("schema", {}), raw)
+            by_key[(p.location, p.key)] = p  # operation level overrides path level
+        return tuple(by_key.values())
+
+    def _request_schema_ref(self, raw: dict) -> str | None:
+        body = self.deref(raw.get("requestBody")) if raw.get("requestBody") else None
+        if not body:
+            return None
+        schema = body.get("content", {}).get("application/json", {}).get("schema", {})
+        return schema.get("$ref")
+
+    # ---- code sets and tables ----
+    def code_set(self, name: str) -> tuple[str, ...]:
+        """Members of a code-set component (an enum schema), in the spec's order."""
+        schema = self.schema(name)
+        if "enum" not in schema:
+            raise SpecError(f"component {name!r} is not a code set")
+        return tuple(schema["enum"])
+
+    @property
+    def code_sets(self) -> dict[str, tuple[str, ...]]:
+        return {name: tuple(s["enum"]) for name, s in self.schemas.items() if "enum" in s}
+
+    @property
+    def minor_units(self) -> dict[str, int]:
+        if "minor_units" not in self._cache:
+            self._cache["minor_units"] = dict(self.schema("CurrencyCode")["x-minor-units"])
+        return self._cache["minor_units"]
+
+    @property
+    def assumptions(self) -> dict[str, dict]:
+        return {a["id"]: a for a in self.document.get("x-assumptions", [])}
+
+    # ---- kinds ----
+    @property
+    def kinds(self) -> dict[str, Kind]:
+        if "kinds" not in self._cache:
+            users = self._schema_users()
+            kinds = {}
+            for name, schema in self.schemas.items():
+                kind = schema.get("x-kind")
+                if kind:
+                    kinds[kind] = Kind(kind, schema["x-kind-direction"], name, tuple(users.get(name, ())))
+            self._cache["kinds"] = kinds
+        return self._cache["kinds"]
+
+    def kind(self, name: str) -> Kind:
+        try:
+            return self.kinds[name]
+        except KeyError:
+            raise SpecError(f"unknown kind {name!r}") from None
+
+    def _schema_users(self) -> dict[str, list[str]]:
+        """Component schema name -> the operations (and statuses) whose bodies are that schema."""
+        users: dict[str, list[str]] = {}
+
+        def note(schema: dict, label: str) -> None:
+            refs = [schema.get("$ref")] + [s.get("$ref") for s in schema.get("anyOf", [])]
+            for ref in refs:
+                if ref and ref.startswith("#/components/schemas/"):
+                    users.setdefault(ref.rsplit("/", 1)[1], []).append(label)
+
+        for op in self.operations.values():
+            if op.request_schema_ref:
+                note({"$ref": op.request_schema_ref}, f"{op.operation_id} request")
+            for status, response in op.responses.items():
+                media = response.get("content", {}).get("application/json")
+                if media:
+                    note(media.get("schema", {}), f"{op.operation_id} {status}")
+        return users
+
+    def iter_examples(self) -> Iterator[tuple[str, str, Any]]:
+        """(location, schema $ref or component name, example value) for every example in the spec."""
+        for op in self.operations.values():
+            raw_body = self.deref(op.raw.get("requestBody")) if op.raw.get("requestBody") else None
+            if raw_body:
+                media = raw_body["content"]["application/json"]
+                for name, ex in media.get("examples", {}).items():
+                    yield f"{op.operation_id} request example {name}", media["schema"], self.deref(ex)["value"]
+            for status, response in op.responses.items():
+                media = response.get("content", {}).get("application/json")
+                if not media:
+                    continue
+                for name, ex in media.get("examples", {}).items():
+                    yield f"{op.operation_id} {status} example {name}", media["schema"], self.deref(ex)["value"]
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str) -> Spec:
+    return Spec(read_spec_document(Path(path)), Path(path))
+
+
+def load_spec(path: str | os.PathLike | None = None) -> Spec:
+    """The parsed spec, once per process per path."""
+    return _load(str(Path(path) if path else default_spec_path()))
