@@ -305,7 +305,7 @@ def inline_fields(text: str) -> dict[str, list[str]]:
     Only a name that starts a comma-separated item (at parenthesis depth 0) counts, so that
     "each a Link with href and verbs (R)" does not read as a field.
     """
-    body = text.split(":", 1)[1] if re.match(r"^[A-Z][\w -]*:", text) else text
+    body = text.split(":", 1)[1] if re.match(r"^[A-Za-z][\w -]*:\s", text) else text
     items, depth, start = [], 0, 0
     for i, ch in enumerate(body):
         if ch == "(":

@@ -11,7 +11,7 @@ from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, today_in_oslo
 from .findings import ERROR, Finding, Report
 from .jsonload import Loaded, iter_jsonl, load_json_bytes
-from .locate import KindLayout, ObjectShape, build_layout
+from .locate import KindLayout, ObjectShape, build_layout, iter_values
 from .schema import checker_for
 from .spec import Kind, Spec, SpecError, load_spec
 
@@ -100,6 +100,7 @@ class Validator:
         self.today = parse_day(given, "today") if given else today_in_oslo()
         self.max_bytes = max_bytes
         self.catalogue = rules_pkg.catalogue()
+        self._steps: dict[str, list] = {}
 
     # ---- entry points ----
     def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
@@ -157,8 +158,13 @@ class Validator:
         if best_score <= 0:
             names = ", ".join(sorted(k.name for k in kinds))
             return None, (), ("kind-undetected", f"cannot tell which kind of payload this is; pass --kind (one of {names})")
-        best = tuple(sorted(name for score, name in scored if score == best_score))
-        return best[0], best, ("", "")
+        best = sorted(name for score, name in scored if score == best_score)
+        # Neither fits cleanly: a request-shaped payload is most likely the request itself
+        # (payment-detail responses embed request bodies).
+        requests = [name for name in best if self.spec.kinds[name].is_request]
+        if len(requests) == 1:
+            return requests[0], (requests[0],), ("", "")
+        return best[0], tuple(best), ("", "")
 
     def _shape_score(self, payload: Any, kind: Kind) -> int:
         schema = self.spec.deref(self.spec.schema(kind.schema_name))
@@ -193,15 +199,16 @@ class Validator:
                 findings.append(finding)
         plan = plan_for(self.spec, kind.name)
         ctx = RuleContext(self.spec, kind, self.today, self.context, self.profile, payload)
-        objects = plan.layout.objects
-        for rule, patterns in plan.steps:
-            if self._severity(rule.id) == "off":
+        # Values are found once per location; every rule targeting that location then sees them.
+        for pattern, shape, calls in self._active_steps(plan):
+            values = iter_values(payload, pattern)
+            if not values:
                 continue
-            for pattern, target in patterns:
-                shape = objects.get(pattern)
-                for pointer, value in _iter_values(payload, pattern):
+            for rule, target in calls:
+                check = rule.check
+                for pointer, value in values:
                     try:
-                        issues = list(rule.check(value, ctx, Location(pointer, shape, target)))
+                        issues = list(check(value, ctx, Location(pointer, shape, target)))
                     except Exception as exc:  # a rule bug must surface as a finding, never a traceback
                         findings.append(
                             Finding("internal-error", ERROR, pointer, f"rule {rule.id} failed: {type(exc).__name__}: {exc}", None, None, rule.ref)
@@ -213,6 +220,20 @@ class Validator:
                             findings.append(finding)
         findings.sort(key=_finding_order)
         return findings
+
+    def _active_steps(self, plan: _Plan):
+        """The plan's steps without the rules this validator's profile switched off."""
+        cached = self._steps.get(plan.kind.name)
+        if cached is None:
+            by_pattern: dict[tuple, list] = {}
+            for rule, patterns in plan.steps:
+                if self._severity(rule.id) == "off":
+                    continue
+                for pattern, target in patterns:
+                    by_pattern.setdefault(pattern, []).append((rule, target))
+            objects = plan.layout.objects
+            cached = self._steps[plan.kind.name] = [(p, objects.get(p), calls) for p, calls in by_pattern.items()]
+        return cached
 
     def _severity(self, rule_id: str) -> str:
         override = self.profile.rules.get(rule_id)
@@ -254,12 +275,6 @@ class Validator:
         report = self.validate(loaded.value, kind, source=source)
         report.findings[:0] = decoding
         return report
-
-
-def _iter_values(payload: Any, pattern: tuple) -> Iterator[tuple[str, Any]]:
-    from .locate import iter_values
-
-    return iter_values(payload, pattern)
 
 
 def _finding_order(f: Finding) -> tuple:

@@ -79,19 +79,39 @@ def build_layout(spec: Spec, root_component: str) -> KindLayout:
     )
 
 
-def iter_values(payload: Any, pattern: tuple, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """(pointer, value) for every place in ``payload`` matching ``pattern``; absent places are skipped."""
-    if not pattern:
-        yield prefix, payload
-        return
-    head, rest = pattern[0], pattern[1:]
-    if head is ITEMS:
-        if isinstance(payload, list):
-            for i, item in enumerate(payload):
-                yield from iter_values(item, rest, f"{prefix}/{i}")
-    elif head is VALUES:
-        if isinstance(payload, dict):
-            for key, item in payload.items():
-                yield from iter_values(item, rest, f"{prefix}/{escape_pointer_token(key)}")
-    elif isinstance(payload, dict) and head in payload:
-        yield from iter_values(payload[head], rest, f"{prefix}/{escape_pointer_token(head)}")
+_ESCAPED: dict[str, str] = {}
+
+
+def _escaped(token: str) -> str:
+    found = _ESCAPED.get(token)
+    if found is None:
+        found = _ESCAPED[token] = "/" + escape_pointer_token(token)
+    return found
+
+
+def iter_values(payload: Any, pattern: tuple, prefix: str = "") -> list[tuple[str, Any]]:
+    """(pointer, value) for every place in ``payload`` matching ``pattern``; absent places are skipped.
+
+    Breadth-first over the pattern's steps: a 10,000-entry bulk costs one list per step, not a
+    generator frame per value.
+    """
+    current = [(prefix, payload)]
+    for step in pattern:
+        found: list[tuple[str, Any]] = []
+        if step is ITEMS:
+            for pointer, value in current:
+                if type(value) is list:
+                    found.extend((f"{pointer}/{i}", item) for i, item in enumerate(value))
+        elif step is VALUES:
+            for pointer, value in current:
+                if type(value) is dict:
+                    found.extend((pointer + _escaped(k), item) for k, item in value.items())
+        else:
+            token = _escaped(step)
+            for pointer, value in current:
+                if type(value) is dict and step in value:
+                    found.append((pointer + token, value[step]))
+        if not found:
+            return found
+        current = found
+    return current

@@ -175,8 +175,10 @@ class SchemaChecker:
         yield from self.detailed_issues(payload)
 
     def detailed_issues(self, payload: Any) -> Iterator[SchemaIssue]:
-        for error in self._detail.iter_errors(payload):
-            yield from self._convert(error)
+        issues = [issue for error in self._detail.iter_errors(payload) for issue in self._convert(error)]
+        # A code outside its set is one problem, not also a length or pattern problem.
+        coded = {i.pointer for i in issues if i.rule == "schema-enum"}
+        yield from (i for i in issues if i.pointer not in coded or i.rule not in ("schema-length", "schema-pattern"))
 
     def _convert(self, error: jsonschema.ValidationError) -> Iterator[SchemaIssue]:
         keyword = error.validator

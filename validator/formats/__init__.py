@@ -221,3 +221,8 @@ def render(
     return module.render(
         list(reports), catalogue=catalogue, tool_version=tool_version, color=color, quiet=quiet
     )
+
+
+def needs_candidates_note(report: Report) -> bool:
+    """An ambiguous kind gets a note unless a kind-ambiguous finding already says so."""
+    return bool(report.candidates) and not any(f.rule == "kind-ambiguous" for f in report.findings)

@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 
 from validator.findings import ERROR, WARNING, Finding, Report
 
-from . import Origin, RuleInfo, code_label, display_pointer, split_source, summarize, summary_line
+from . import Origin, RuleInfo, code_label, display_pointer, needs_candidates_note, split_source, summarize, summary_line
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -84,7 +84,7 @@ def render(
 ) -> str:
     lines: list[str] = []
     for report in reports:
-        if report.candidates:
+        if needs_candidates_note(report):
             origin = split_source(report.source)
             checked = f"checked as {report.kind}" if report.kind else "not checked"
             lines.append(

@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 from validator.findings import ERROR, WARNING, Finding, Report
 
-from . import RuleInfo, code_label, display_pointer, split_source, summarize, summary_line
+from . import RuleInfo, code_label, display_pointer, needs_candidates_note, split_source, summarize, summary_line
 
 _RESET = "\x1b[0m"
 _COLORS = {ERROR: "\x1b[1;31m", WARNING: "\x1b[33m", "note": "\x1b[36m"}
@@ -105,7 +105,7 @@ def render(
 ) -> str:
     lines: list[str] = []
     for report in reports:
-        if report.candidates and not quiet:
+        if needs_candidates_note(report) and not quiet:
             lines.append(candidates_line(report, color=color))
         for finding in report.findings:
             if quiet and finding.severity != ERROR:

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Render the traceability matrix of spec/openapi.yaml against the interface document.
+
+For every section of the interface document (in document order): the spec locations (JSON pointers)
+whose `x-document-ref` names it, and the assumptions (`x-assumption`) marked on those locations.
+Then the assumptions A1-A22: gap, decision, profile and the spec locations that mark them.
+
+    python tools/traceability.py                                  # print to stdout
+    python tools/traceability.py --output docs/traceability.md    # (re)write the committed matrix
+    python tools/traceability.py --check [--output docs/traceability.md]   # exit 1 if stale
+
+The spec is read through validator.spec.load_spec (OBVALIDATE_SPEC overrides its path); the document
+is found as tests/document.py describes (../shared/interface-document.md beside the repository,
+or OBVALIDATE_DOCUMENT). The output is deterministic: spec order within a section, document order
+across sections.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUTPUT = Path("docs") / "traceability.md"
+COMMAND = "python tools/traceability.py --output docs/traceability.md"
+
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from validator.spec import HTTP_METHODS, Spec, load_spec  # noqa: E402
+
+
+def _load_document_module():
+    """tests/document.py, loaded by file path (tests/ is not a package)."""
+    name = "obvalidate_tests_document"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "tests" / "document.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+document = _load_document_module()
+
+
+# ---------------------------------------------------------------- collection
+
+
+def pointer(tokens: tuple) -> str:
+    return "#/" + "/".join(str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
+def _walk(node: Any, tokens: tuple = ()) -> Iterator[tuple[tuple, Any]]:
+    yield tokens, node
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _walk(value, tokens + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _walk(value, tokens + (i,))
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def _assumption_key(aid: str) -> tuple[int, str]:
+    m = re.fullmatch(r"A(\d+)", aid)
+    return (int(m.group(1)), aid) if m else (10**6, aid)
+
+
+@dataclass
+class Location:
+    pointer: str
+    label: str  # operationId for operations, else ""
+    document_ref: str | None
+    assumptions: list[str]
+
+    def render(self) -> str:
+        text = f"`{self.pointer}`"
+        return f"{text} ({self.label})" if self.label else text
+
+
+@dataclass
+class Matrix:
+    sections: list[str]  # document heading paths, in document order
+    by_section: dict[str, list[Location]] = field(default_factory=dict)
+    unresolved: list[Location] = field(default_factory=list)  # x-document-ref naming no section
+    by_assumption: dict[str, list[Location]] = field(default_factory=dict)
+    assumptions: dict[str, dict] = field(default_factory=dict)  # the spec's x-assumptions
+    release: str = ""
+
+
+def collect(spec: Spec, doc) -> Matrix:
+    matrix = Matrix(sections=list(doc.paths), release=str(spec.info.get("version", "")))
+    matrix.by_section = {s: [] for s in matrix.sections}
+    matrix.assumptions = {a: dict(spec.assumptions[a]) for a in sorted(spec.assumptions, key=_assumption_key)}
+    for tokens, node in _walk(spec.document):
+        if not isinstance(node, dict):
+            continue
+        if tokens[:1] == ("x-assumptions",):  # the declarations themselves, not marks
+            continue
+        ref = node.get("x-document-ref")
+        marks = _as_list(node.get("x-assumption"))
+        if ref is None and not marks:
+            continue
+        label = ""
+        if len(tokens) == 3 and tokens[0] == "paths" and tokens[2] in HTTP_METHODS:
+            label = str(node.get("operationId", ""))
+        loc = Location(pointer(tokens), label, ref, sorted(set(marks), key=_assumption_key))
+        if ref is not None:
+            (matrix.by_section[ref] if ref in matrix.by_section else matrix.unresolved).append(loc)
+        for aid in loc.assumptions:
+            matrix.by_assumption.setdefault(aid, []).append(loc)
+    return matrix
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _locations(locs: list[Location]) -> str:
+    return "<br>".join(loc.render() for loc in locs) if locs else "—"
+
+
+def render(matrix: Matrix) -> str:
+    covered = sum(1 for s in matrix.sections if matrix.by_section[s])
+    refs = sum(len(v) for v in matrix.by_section.values())
+    out = [
+        "# Traceability matrix",
+        "",
+        "Generated from `spec/openapi.yaml` and the interface document (`interface-document.md`) by",
+        f"`{COMMAND}`. Do not edit by hand: `tests/test_traceability.py` fails when this file is stale.",
+        "",
+        f"Spec release {matrix.release}. {len(matrix.sections)} document sections, {covered} of them referenced by "
+        f"{refs} spec locations (`x-document-ref`); {len(matrix.assumptions)} assumptions (`x-assumption`).",
+        "",
+        "## Document sections → spec",
+        "",
+        "| Document section | Spec locations | Assumptions |",
+        "|---|---|---|",
+    ]
+    for section in matrix.sections:
+        locs = matrix.by_section[section]
+        involved = sorted({a for loc in locs for a in loc.assumptions}, key=_assumption_key)
+        out.append(f"| {_cell(section)} | {_locations(locs)} | {', '.join(involved) or '—'} |")
+    if matrix.unresolved:
+        out += ["", "## References to no document section", "",
+                "| x-document-ref | Spec location |", "|---|---|"]
+        for loc in matrix.unresolved:
+            out.append(f"| {_cell(loc.document_ref or '')} | {loc.render()} |")
+    out += [
+        "",
+        "## Assumptions → spec",
+        "",
+        "| Id | Gap | Decision | Profile | Spec locations |",
+        "|---|---|---|---|---|",
+    ]
+    for aid, a in matrix.assumptions.items():
+        profile = f"yes (`{a['profile-key']}`)" if a.get("profile") and a.get("profile-key") else (
+            "yes" if a.get("profile") else "no")
+        out.append(f"| {aid} | {_cell(a.get('gap', ''))} | {_cell(a.get('decision', ''))} | {profile} | "
+                   f"{_locations(matrix.by_assumption.get(aid, []))} |")
+    undeclared = sorted(set(matrix.by_assumption) - set(matrix.assumptions), key=_assumption_key)
+    if undeclared:
+        out += ["", "## Marks naming no declared assumption", "", "| x-assumption | Spec locations |", "|---|---|"]
+        for aid in undeclared:
+            out.append(f"| {_cell(aid)} | {_locations(matrix.by_assumption[aid])} |")
+    return "\n".join(out) + "\n"
+
+
+def build(spec_path: str | None = None, document_path: str | None = None) -> str:
+    return render(collect(load_spec(spec_path), document.load_document(document_path)))
+
+
+# ---------------------------------------------------------------- command line
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output", type=Path, help="write the matrix to this file instead of stdout")
+    parser.add_argument("--check", action="store_true",
+                        help=f"exit 1 if the file (default {DEFAULT_OUTPUT}) differs from a fresh rendering")
+    args = parser.parse_args(argv)
+    try:
+        text = build()
+    except document.DocumentNotFound as exc:
+        print(f"traceability: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        target = args.output or (REPO_ROOT / DEFAULT_OUTPUT)
+        try:
+            current = target.read_text(encoding="utf-8")
+        except OSError:
+            current = None
+        if current != text:
+            state = "missing" if current is None else "stale"
+            print(f"traceability: {target} is {state}; run `{COMMAND}`", file=sys.stderr)
+            return 1
+        return 0
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

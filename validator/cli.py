@@ -1,0 +1,365 @@
+"""`obvalidate`: check payloads and requests from the shell.
+
+Exit codes: 0 no error findings; 1 at least one error finding (or a warning with
+--fail-on warning); 2 usage errors and inputs that cannot be read (missing file, bad option,
+unusable profile or context) — never a traceback.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import click
+
+from . import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+INPUT_SUFFIXES = (".json", ".jsonl", ".http")
+BATCH_LINES = 2000  # JSONL lines per worker task with --jobs
+PROGRESS_THRESHOLD = 20  # inputs before a progress bar is worth showing
+
+
+class DefaultToValidate(click.Group):
+    """`obvalidate payload.json` means `obvalidate validate payload.json`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["validate", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultToValidate, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="obvalidate")
+def main() -> None:
+    """Contract checks for the PSD2 payment-initiation and sandbox interface.
+
+    `obvalidate PATH...` validates payloads (JSON files, JSONL files, directories, `-` for stdin)
+    and whole requests (.http files or request envelopes). See `obvalidate validate --help`.
+    """
+
+
+# ------------------------------------------------------------------ inputs
+@dataclass(frozen=True)
+class Unit:
+    """One thing to validate: a file, stdin, or a batch of JSONL lines."""
+
+    source: str
+    path: str | None = None
+    data: bytes | None = None
+    lines: tuple[tuple[int, bytes], ...] = ()
+
+
+def _expand(paths: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        if p == "-":
+            out.append(p)
+            continue
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in INPUT_SUFFIXES)
+            out.extend(str(f) for f in found)
+        elif path.is_file():
+            out.append(p)
+        elif path.exists():
+            raise click.BadParameter(f"{p} is neither a file nor a directory", param_hint="PATH")
+        else:
+            raise click.BadParameter(f"{p} does not exist", param_hint="PATH")
+    return out
+
+
+def _read_stdin(max_bytes: int) -> bytes:
+    return sys.stdin.buffer.read(max_bytes + 1)
+
+
+def _units(paths: list[str], max_bytes: int, batch: int) -> Iterator[Unit]:
+    for p in paths:
+        if p == "-":
+            yield Unit("-", data=_read_stdin(max_bytes))
+        elif p.endswith(".jsonl"):
+            yield from _jsonl_units(p, max_bytes, batch)
+        else:
+            yield Unit(p, path=p)
+
+
+def _jsonl_units(path: str, max_bytes: int, batch: int) -> Iterator[Unit]:
+    """Split a JSONL file into batches of (line number, line bytes); blank lines are skipped."""
+    pending: list[tuple[int, bytes]] = []
+    with open(path, "rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            stripped = line.strip()
+            if not stripped:
+                continue
+            pending.append((lineno, stripped[: max_bytes + 1]))
+            if len(pending) >= batch:
+                yield Unit(path, lines=tuple(pending))
+                pending = []
+    if pending:
+        yield Unit(path, lines=tuple(pending))
+
+
+# ------------------------------------------------------------------ validation (also in worker processes)
+_WORKER = None
+
+
+def _make_validator(settings: dict):
+    from .context import Context, Profile
+    from .engine import Validator
+
+    profile = Profile.load(settings["profile"]) if settings.get("profile") else None
+    context = Context.load(settings["context"]) if settings.get("context") else None
+    return Validator(profile=profile, context=context, today=settings.get("today"), max_bytes=settings["max_bytes"])
+
+
+def _init_worker(settings: dict) -> None:
+    global _WORKER
+    _WORKER = (_make_validator(settings), settings.get("kind"))
+
+
+def _run_unit(unit: Unit, validator=None, kind=None) -> list:
+    if validator is None:
+        validator, kind = _WORKER
+    if unit.lines:
+        return [validator.validate_bytes(line, kind, source=f"{unit.source}:{lineno}") for lineno, line in unit.lines]
+    if unit.data is not None:
+        return [validator.validate_bytes(unit.data, kind, source=unit.source)]
+    try:
+        return validator.validate_path(unit.path, kind)
+    except OSError as exc:
+        raise click.FileError(unit.path, hint=exc.strerror or str(exc)) from None
+
+
+# ------------------------------------------------------------------ validate
+@main.command("validate")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--kind", "kind", metavar="KIND", help="Payload kind (see `obvalidate kinds`); detected from the shape when omitted.")
+@click.option("--context", "context_file", type=click.Path(dir_okay=False), help="JSON context: today, and the payments a basket refers to.")
+@click.option("--profile", "profile_file", type=click.Path(dir_okay=False), help="YAML implementer profile overriding the 'profile: yes' decisions.")
+@click.option("--today", metavar="YYYY-MM-DD", help="The date rules compare against (default: today in Europe/Oslo).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "sarif", "github"]), default="text", show_default=True)
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True, help="Lowest severity that makes the exit code 1.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes.")
+@click.option("--max-bytes", type=click.IntRange(1), default=50 * 1024 * 1024, show_default=True, help="Largest input accepted.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to a file instead of stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="Text format: only errors and the summary.")
+def validate_command(paths, kind, context_file, profile_file, today, fmt, fail_on, jobs, max_bytes, output, quiet) -> None:
+    """Validate payloads and requests: files, directories (every *.json, *.jsonl, *.http under them),
+    JSONL files (one payload per line) and `-` for standard input."""
+    from .context import ConfigError, parse_day
+    from .formats import render
+
+    settings = {"kind": kind, "context": context_file, "profile": profile_file, "today": today, "max_bytes": max_bytes}
+    try:
+        if today:
+            parse_day(today, "--today")
+        validator = _make_validator(settings)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    known = _kind_names(validator.spec)
+    if kind and kind not in known:
+        raise click.BadParameter(f"unknown kind {kind!r}; one of {', '.join(sorted(known))}", param_hint="--kind")
+    inputs = _expand(paths)
+    if paths.count("-") > 1:
+        raise click.BadParameter("standard input can be read only once", param_hint="PATH")
+    units = list(_units(inputs, max_bytes, BATCH_LINES if jobs > 1 else 10**9))
+    reports = _validate_units(units, validator, kind, settings, jobs, quiet)
+    text = render(reports, fmt, catalogue=validator.catalogue, tool_version=__version__, color=_color(output), quiet=quiet)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    failing = {"error"} if fail_on == "error" else {"error", "warning"}
+    if any(f.severity in failing for r in reports for f in r.findings):
+        sys.exit(EXIT_FINDINGS)
+
+
+def _validate_units(units: list[Unit], validator, kind, settings, jobs: int, quiet: bool) -> list:
+    total = sum(len(u.lines) or 1 for u in units)
+    show = total >= PROGRESS_THRESHOLD and sys.stderr.isatty() and not quiet
+    reports: list = []
+    with click.progressbar(length=total, label="validating", file=sys.stderr) if show else _NoProgress() as bar:
+        if jobs > 1 and len(units) > 1:
+            import multiprocessing
+
+            with multiprocessing.get_context("spawn" if sys.platform == "win32" else "fork").Pool(
+                jobs, initializer=_init_worker, initargs=(settings,)
+            ) as pool:
+                for batch in pool.imap(_run_unit, units, chunksize=1):
+                    reports.extend(batch)
+                    bar.update(len(batch))
+        else:
+            for unit in units:
+                batch = _run_unit(unit, validator, kind)
+                reports.extend(batch)
+                bar.update(len(batch))
+    return reports
+
+
+class _NoProgress:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def update(self, n: int) -> None:
+        return None
+
+
+def _color(output: str | None) -> bool:
+    return output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def _kind_names(spec) -> set[str]:
+    names = set(spec.kinds)
+    try:
+        from .request import REQUEST_KIND
+
+        names.add(REQUEST_KIND)
+    except ImportError:  # the request kind arrives with the signing work
+        pass
+    return names
+
+
+# ------------------------------------------------------------------ kinds, rules, explain
+@main.command("kinds")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def kinds_command(fmt: str) -> None:
+    """List the payload kinds and the operation each belongs to."""
+    from .spec import load_spec
+
+    spec = load_spec()
+    rows = [
+        {"kind": k.name, "direction": k.direction, "schema": k.schema_name, "operations": list(k.operations)}
+        for k in sorted(spec.kinds.values(), key=lambda k: (k.direction != "request", k.name))
+    ]
+    try:
+        from .request import REQUEST_KIND, REQUEST_KIND_DESCRIPTION
+
+        rows.insert(0, {"kind": REQUEST_KIND, "direction": "request", "schema": None, "operations": [REQUEST_KIND_DESCRIPTION]})
+    except ImportError:
+        pass
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    width = max(len(r["kind"]) for r in rows)
+    for r in rows:
+        ops = r["operations"]
+        shown = ", ".join(ops) if len(ops) <= 3 else f"{', '.join(ops[:2])}, … ({len(ops)} operation responses)"
+        click.echo(f"{r['kind']:<{width}}  {r['direction']:<8}  {shown}")
+
+
+@main.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_command(fmt: str) -> None:
+    """Print the rule catalogue."""
+    from .rules import catalogue
+
+    rules = sorted(catalogue().values(), key=lambda r: (r.group, r.id))
+    if fmt == "json":
+        click.echo(json.dumps([_rule_dict(r) for r in rules], indent=2, ensure_ascii=False))
+        return
+    width = max(len(r.id) for r in rules)
+    group = None
+    for r in rules:
+        if r.group != group:
+            group = r.group
+            click.echo(f"\n{group} rules" if group else "")
+        answer = f"{r.status} {r.code}" if r.code else "-"
+        click.echo(f"  {r.id:<{width}}  {r.severity:<7}  {answer:<30}  {r.name}")
+
+
+def _rule_dict(r) -> dict:
+    return {
+        "id": r.id,
+        "name": r.name,
+        "group": r.group,
+        "severity": r.severity,
+        "code": r.code,
+        "status": r.status,
+        "ref": r.ref,
+        "assumptions": list(r.assumptions),
+        "targets": list(r.targets),
+        "kinds": list(r.kinds) if r.kinds is not None else None,
+        "direction": r.direction,
+        "summary": r.summary,
+    }
+
+
+@main.command("explain")
+@click.argument("rule_id", metavar="RULE")
+def explain_command(rule_id: str) -> None:
+    """Explain one rule: what it checks, where the document says so, what to answer, and a good and
+    a bad example (run live, as the test suite runs them)."""
+    import difflib
+
+    from .rules import catalogue
+    from .rules.examples import materialize, run_example
+    from .spec import load_spec
+
+    rules = catalogue()
+    rule = rules.get(rule_id)
+    if rule is None:
+        close = difflib.get_close_matches(rule_id, rules, n=3)
+        hint = f" Did you mean: {', '.join(close)}?" if close else " See `obvalidate rules`."
+        raise click.BadParameter(f"no rule {rule_id!r}.{hint}", param_hint="RULE")
+    spec = load_spec()
+    click.echo(f"{rule.id} — {rule.name}\n")
+    click.echo(click.wrap_text(rule.summary, width=100) + "\n")
+    click.echo(f"  document section : {rule.ref}")
+    if rule.assumptions:
+        click.echo(f"  assumptions      : {', '.join(rule.assumptions)} (see the README's assumption table)")
+    click.echo(f"  severity         : {rule.severity}")
+    answer = f"HTTP {rule.status} with tppMessages code {rule.code}" if rule.code else "nothing (a finding about a response, or a warning)"
+    click.echo(f"  an implementation answers: {answer}")
+    for label, example in (("Good example", rule.good), ("Bad example", rule.bad)):
+        if example is None:
+            continue
+        click.echo(f"\n{label} (kind {example.kind or 'detected'}; today {spec.example_today}):")
+        if example.context:
+            click.echo("  context: " + json.dumps(example.context, ensure_ascii=False))
+        if example.raw is not None:
+            shown = example.raw if len(example.raw) <= 200 else example.raw[:200] + b"..."
+            click.echo("  bytes: " + repr(shown))
+        else:
+            body = json.dumps(materialize(example, spec), indent=2, ensure_ascii=False)
+            click.echo("\n".join("  " + line for line in body.splitlines()))
+        report = run_example(rule, example, spec)
+        if not report.findings:
+            click.echo("  -> no findings")
+        for f in report.findings:
+            answer = f" ({f.status} {f.code})" if f.code else ""
+            click.echo(f"  -> {f.severity} [{f.rule}] at {f.pointer or '(root)'}: {f.message}{answer}")
+
+
+# ------------------------------------------------------------------ spec
+@main.group("spec")
+def spec_group() -> None:
+    """Inspect spec/openapi.yaml."""
+
+
+@spec_group.command("check")
+def spec_check() -> None:
+    """Check the spec with openapi-spec-validator and print what it holds."""
+    from openapi_spec_validator import validate as validate_spec
+
+    from .spec import SpecError, load_spec
+
+    try:
+        spec = load_spec()
+        validate_spec(spec.document)
+    except SpecError as exc:
+        raise click.ClickException(str(exc)) from None
+    except Exception as exc:  # the validator's own error types vary by version
+        click.echo(f"spec/openapi.yaml is not a valid OpenAPI document: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    click.echo(
+        f"{spec.path.name}: valid OpenAPI {spec.document['openapi']} — {len(spec.operations)} operations, "
+        f"{len(spec.kinds)} payload kinds, {len(spec.schemas)} schemas, "
+        f"{len(spec.code_set('CurrencyCode'))} currencies, {len(spec.code_set('CountryCode'))} countries, "
+        f"{len(spec.assumptions)} assumptions"
+    )
