@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any, Mapping
 from zoneinfo import ZoneInfo
 
-import jsonschema
-
 OSLO = ZoneInfo("Europe/Oslo")
 SEVERITY_CHOICES = ("error", "warning", "off")
 
@@ -123,6 +121,8 @@ class Profile:
     def from_mapping(cls, data: Any, source: str = "profile") -> "Profile":
         if data is None:
             data = {}
+        import jsonschema
+
         validator = jsonschema.Draft202012Validator(PROFILE_SCHEMA, format_checker=jsonschema.FormatChecker())
         errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
         if errors:
@@ -208,6 +208,8 @@ class Context:
     def from_mapping(cls, data: Any, source: str = "context") -> "Context":
         if data is None:
             return cls()
+        import jsonschema
+
         errors = list(jsonschema.Draft202012Validator(CONTEXT_SCHEMA, format_checker=jsonschema.FormatChecker()).iter_errors(data))
         if errors:
             e = errors[0]

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 from urllib.parse import urlsplit
 
-import jsonschema
 import jsonschema_rs
 
 from .findings import escape_pointer_token
@@ -32,7 +31,6 @@ KEYWORD_RULES = {
     "minLength": "schema-length",
     "enum": "schema-enum",
     "const": "schema-enum",
-    "pattern": "schema-pattern",
     "format": "schema-format",
     "minItems": "schema-items",
     "maxItems": "schema-items",
@@ -53,7 +51,8 @@ class SchemaIssue:
 
 
 # ---- formats: one definition for python-jsonschema, matching what the compiled engine accepts ----
-FORMAT_CHECKER = jsonschema.FormatChecker(())
+# Plain functions (the name -> check table is below); the python-jsonschema checker is built lazily:
+# importing jsonschema costs ~80 ms, and a valid payload never needs it.
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
 _DATE_TIME = re.compile(
     r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$", re.ASCII
@@ -61,7 +60,6 @@ _DATE_TIME = re.compile(
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
-@FORMAT_CHECKER.checks("date", raises=ValueError)
 def _is_date(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -71,7 +69,6 @@ def _is_date(value: object) -> bool:
     return True
 
 
-@FORMAT_CHECKER.checks("date-time", raises=ValueError)
 def _is_date_time(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -81,12 +78,10 @@ def _is_date_time(value: object) -> bool:
     return True
 
 
-@FORMAT_CHECKER.checks("uuid")
 def _is_uuid(value: object) -> bool:
     return not isinstance(value, str) or bool(_UUID.match(value))
 
 
-@FORMAT_CHECKER.checks("ipv4")
 def _is_ipv4(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -97,7 +92,6 @@ def _is_ipv4(value: object) -> bool:
     return True
 
 
-@FORMAT_CHECKER.checks("ipv6")
 def _is_ipv6(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -108,7 +102,6 @@ def _is_ipv6(value: object) -> bool:
     return True
 
 
-@FORMAT_CHECKER.checks("uri")
 def _is_uri(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -119,6 +112,33 @@ def _is_uri(value: object) -> bool:
     except ValueError:
         return False
     return bool(parts.scheme) and re.match(r"^[A-Za-z][A-Za-z0-9+.-]*$", parts.scheme) is not None
+
+
+FORMAT_CHECKS = {
+    "date": _is_date,
+    "date-time": _is_date_time,
+    "uuid": _is_uuid,
+    "ipv4": _is_ipv4,
+    "ipv6": _is_ipv6,
+    "uri": _is_uri,
+}
+
+
+@functools.lru_cache(maxsize=1)
+def format_checker():
+    """A python-jsonschema FormatChecker with exactly obvalidate's format definitions."""
+    import jsonschema
+
+    checker = jsonschema.FormatChecker(())
+    for name, check in FORMAT_CHECKS.items():
+        checker.checks(name, raises=ValueError)(check)
+    return checker
+
+
+def __getattr__(name: str):
+    if name == "FORMAT_CHECKER":
+        return format_checker()
+    raise AttributeError(name)
 
 
 def _closure(spec: Spec, root: str) -> dict[str, dict]:
@@ -159,8 +179,16 @@ class SchemaChecker:
         self.component = component
         self.schema = bundled_schema(spec, component)
         self._fast = jsonschema_rs.validator_for(self.schema, validate_formats=True)
-        self._detail = jsonschema.Draft202012Validator(self.schema, format_checker=FORMAT_CHECKER)
+        self._detail_validator = None
         self.root_ref = spec.schema(component).get("x-document-ref")
+
+    @property
+    def _detail(self):
+        if self._detail_validator is None:
+            import jsonschema
+
+            self._detail_validator = jsonschema.Draft202012Validator(self.schema, format_checker=format_checker())
+        return self._detail_validator
 
     def is_valid(self, payload: Any) -> bool:
         try:
@@ -180,11 +208,13 @@ class SchemaChecker:
         coded = {i.pointer for i in issues if i.rule == "schema-enum"}
         yield from (i for i in issues if i.pointer not in coded or i.rule not in ("schema-length", "schema-pattern"))
 
-    def _convert(self, error: jsonschema.ValidationError) -> Iterator[SchemaIssue]:
+    def _convert(self, error) -> Iterator[SchemaIssue]:
         keyword = error.validator
         if keyword in ("anyOf", "oneOf") and error.context:
             # Report the branch that came closest rather than "matches none of".
-            best = jsonschema.exceptions.best_match(error.context)
+            from jsonschema.exceptions import best_match
+
+            best = best_match(error.context)
             if best is not None:
                 branch = [e for e in error.context if e.relative_schema_path[0] == best.relative_schema_path[0]]
                 for sub in branch:
@@ -206,7 +236,7 @@ class SchemaChecker:
         yield SchemaIssue(rule, pointer, message, schema.get("x-document-ref") or self.root_ref)
 
 
-def _missing_property(error: jsonschema.ValidationError) -> str | None:
+def _missing_property(error) -> str | None:
     instance = error.instance if isinstance(error.instance, dict) else {}
     for name in error.validator_value or ():
         if name not in instance:
@@ -226,7 +256,7 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _message(error: jsonschema.ValidationError, keyword: str, schema: dict) -> str:
+def _message(error, keyword: str, schema: dict) -> str:
     value = error.instance
     expected = error.validator_value
     title = schema.get("title")
