@@ -74,7 +74,10 @@ def _is_date_time(value: object) -> bool:
         return True
     if not _DATE_TIME.match(value):
         return False
-    _dt.datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    text = value.upper().replace("Z", "+00:00")
+    if text[17:19] == "60":  # RFC 3339 allows a leap second, as the compiled engine does
+        text = text[:17] + "59" + text[19:]
+    _dt.datetime.fromisoformat(text)
     return True
 
 
@@ -122,6 +125,30 @@ FORMAT_CHECKS = {
     "ipv6": _is_ipv6,
     "uri": _is_uri,
 }
+
+
+_UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
+
+
+@functools.lru_cache(maxsize=256)
+def _ecma_pattern(pattern: str) -> re.Pattern:
+    # ECMA-262 '$' matches only at the very end; Python's also before a final newline.
+    return re.compile(_UNESCAPED_DOLLAR.sub(r"\\Z", pattern))
+
+
+def _pattern_keyword(validator, pattern, instance, schema):
+    from jsonschema.exceptions import ValidationError
+
+    if isinstance(instance, str) and not _ecma_pattern(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@functools.lru_cache(maxsize=1)
+def detail_validator_class():
+    """Draft 2020-12 with ECMA semantics for `pattern`, so both engines agree on every value."""
+    import jsonschema
+
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern_keyword})
 
 
 @functools.lru_cache(maxsize=1)
@@ -185,9 +212,7 @@ class SchemaChecker:
     @property
     def _detail(self):
         if self._detail_validator is None:
-            import jsonschema
-
-            self._detail_validator = jsonschema.Draft202012Validator(self.schema, format_checker=format_checker())
+            self._detail_validator = detail_validator_class()(self.schema, format_checker=format_checker())
         return self._detail_validator
 
     def is_valid(self, payload: Any) -> bool:

@@ -18,7 +18,7 @@ def split_amount(value: object) -> tuple[str, str] | None:
     """(integer digits, fraction digits) of a well-formed amount text, else None."""
     if not isinstance(value, str):
         return None
-    m = _DIGITS.match(value)
+    m = _DIGITS.fullmatch(value)  # not .match: "$" would accept a final newline
     return (m.group(1), m.group(2) or "") if m else None
 
 
