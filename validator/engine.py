@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from . import request_shape as _request_shape
 from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, today_in_oslo
 from .findings import ERROR, Finding, Report
@@ -92,12 +93,16 @@ class Validator:
         context: Context | None = None,
         today: _dt.date | str | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        now: _dt.datetime | str | None = None,
     ):
         self.spec = spec or load_spec()
         self.profile = profile or DEFAULT_PROFILE
         self.context = context or Context()
+        # The request clock (kind "request": Date window, certificate validity); see validator.request._clock.
+        self.now = _parse_now(now) if now is not None else None
         given = today or self.context.today or self.profile.today
-        self.today = parse_day(given, "today") if given else today_in_oslo()
+        self.today_given = bool(given)
+        self.today = parse_day(given, "today") if given else today_in_oslo(self.now)
         self.max_bytes = max_bytes
         self.catalogue = rules_pkg.catalogue()
         self._steps: dict[str, list] = {}
@@ -105,6 +110,11 @@ class Validator:
     # ---- entry points ----
     def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
         candidates: tuple[str, ...] = ()
+        # ---- kind "request": a whole HTTP request (validator/request.py) ----
+        if kind == _request_shape.REQUEST_KIND or (kind is None and _request_shape.looks_like_envelope(payload)):
+            from .request import check_request
+
+            return check_request(self, payload, source=source)
         if kind is None:
             kind, candidates, detection = self.detect_kind(payload)
             if kind is None:
@@ -124,12 +134,18 @@ class Validator:
         return report
 
     def validate_bytes(self, data: bytes, kind: str | None = None, *, source: str = "<bytes>") -> Report:
+        if kind == _request_shape.REQUEST_KIND or (kind is None and _request_shape.looks_like_http(data)):
+            from .request import check_request_bytes
+
+            return check_request_bytes(self, data, source=source)
         loaded = load_json_bytes(data, max_bytes=self.max_bytes)
         return self._from_loaded(loaded, kind, source)
 
     def validate_path(self, path: str | Path, kind: str | None = None) -> list[Report]:
         """A JSON file gives one report; a .jsonl file one report per non-blank line."""
         path = Path(path)
+        if path.suffix == ".http" and kind is None:
+            kind = _request_shape.REQUEST_KIND
         size = path.stat().st_size
         if size > self.max_bytes and path.suffix != ".jsonl":
             report = Report(str(path), kind)
@@ -275,6 +291,18 @@ class Validator:
         report = self.validate(loaded.value, kind, source=source)
         report.findings[:0] = decoding
         return report
+
+
+def _parse_now(value: _dt.datetime | str) -> _dt.datetime:
+    """An aware datetime from a datetime (naive = UTC) or ISO 8601 text."""
+    if isinstance(value, str):
+        try:
+            value = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            from .context import ConfigError
+
+            raise ConfigError(f"now must be an ISO 8601 date-time such as 2026-07-01T10:00:00Z, got {value!r}") from None
+    return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
 
 
 def _finding_order(f: Finding) -> tuple:

@@ -47,6 +47,10 @@ def materialize(example: Example, spec: Spec) -> Any:
         raise ValueError("an example needs a payload, a base or raw bytes")
     for pointer, value in example.patch:
         document = _set(document, pointer, value)
+    if example.kind == "request":  # whole-request examples are recipes, built and signed now (validator.request)
+        from ..request import materialize_example
+
+        document = materialize_example(document, spec)
     return document
 
 

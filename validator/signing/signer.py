@@ -14,9 +14,8 @@ from .cavage import (REQUEST_TARGET, SignableRequest, SigningStringError, build_
 from .certificate import certificate_header_value, load_certificate
 from .digest import compute_digest
 from .keyid import format_key_id
+from .rules import PROFILE_SIGNED_HEADERS
 
-PROFILE_SIGNED_HEADERS: tuple[str, ...] = (
-    "date", "digest", "x-request-id", "psu-id", "psu-corporate-id", "tpp-redirect-uri")
 SIGNATURE_ALGORITHM = "rsa-sha256"
 
 
