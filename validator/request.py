@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from .findings import ERROR, WARNING, Finding, Report, escape_pointer_token
-from .schema import FORMAT_CHECKS, format_checker
+from .schema import FORMAT_CHECKS, describe_error, detail_validator_class, format_checker
 from .spec import Kind, Operation, Parameter, Spec, as_tuple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -467,40 +467,23 @@ def _schema_validator(spec: Spec, param: Parameter, *, drop: tuple[str, ...] = (
     found = _VALIDATORS.get(key)
     if found is None:
         schema = {k: v for k, v in _inline(spec, param.schema).items() if k not in drop and not k.startswith("x-")}
-        import jsonschema
-
-        found = jsonschema.Draft202012Validator(schema, format_checker=format_checker())
+        found = detail_validator_class()(schema, format_checker=format_checker())
         _VALIDATORS[key] = found
     return found
 
 
 def _schema_problem(validator: Any, value: Any) -> str | None:
-    import jsonschema
+    from jsonschema.exceptions import best_match
 
     errors = list(validator.iter_errors(value))
     if not errors:
         return None
-    error = jsonschema.exceptions.best_match(errors)
-    kw = error.validator
-    if kw in ("anyOf", "oneOf"):
+    error = best_match(errors)
+    if error.validator in ("anyOf", "oneOf"):
         formats = [b.get("format") for b in error.validator_value if isinstance(b, dict) and b.get("format")]
         if formats:
             return f"{_short(value)} is not a valid {' or '.join(formats)}"
-    if kw == "format":
-        return f"{_short(value)} is not a valid {error.validator_value}"
-    if kw == "enum":
-        return f"{_short(value)} is not one of {', '.join(map(str, error.validator_value))}"
-    if kw == "pattern":
-        return f"{_short(value)} does not have the required form {error.validator_value}"
-    if kw == "minLength":
-        return "must not be empty" if not value else f"{_short(value)} is shorter than {error.validator_value} characters"
-    if kw in ("minimum", "exclusiveMinimum"):
-        return f"{value} is below the minimum {error.validator_value}"
-    if kw in ("maximum", "exclusiveMaximum"):
-        return f"{value} is above the maximum {error.validator_value}"
-    if kw == "type":
-        return f"expected {error.validator_value}, got {_short(value)}"
-    return error.message
+    return describe_error(error)  # the same wording as body findings
 
 
 def _owned_by_verifier(param: Parameter) -> bool:

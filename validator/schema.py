@@ -322,6 +322,11 @@ def _message(error, keyword: str, schema: dict) -> str:
     return error.message
 
 
+def describe_error(error) -> str:
+    """A plain message for one python-jsonschema error."""
+    return _message(error, error.validator, error.schema if isinstance(error.schema, dict) else {})
+
+
 def _close_match(value: Any, members: list) -> str | None:
     if not isinstance(value, str):
         return None
