@@ -87,14 +87,13 @@ def _units(paths: list[str], max_bytes: int, batch: int) -> Iterator[Unit]:
 
 
 def _jsonl_units(path: str, max_bytes: int, batch: int) -> Iterator[Unit]:
-    """Split a JSONL file into batches of (line number, line bytes); blank lines are skipped."""
-    pending: list[tuple[int, bytes]] = []
+    """Split a JSONL file into batches of (line number, line bytes or None when over-long)."""
+    from .jsonload import jsonl_lines
+
+    pending: list[tuple[int, bytes | None]] = []
     with open(path, "rb") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            stripped = line.strip()
-            if not stripped:
-                continue
-            pending.append((lineno, stripped[: max_bytes + 1]))
+        for numbered in jsonl_lines(fh, max_bytes):
+            pending.append(numbered)
             if len(pending) >= batch:
                 yield Unit(path, lines=tuple(pending))
                 pending = []
@@ -124,7 +123,7 @@ def _run_unit(unit: Unit, validator=None, kind=None) -> list:
     if validator is None:
         validator, kind = _WORKER
     if unit.lines:
-        return [validator.validate_bytes(line, kind, source=f"{unit.source}:{lineno}") for lineno, line in unit.lines]
+        return [validator.validate_line(line, kind, f"{unit.source}:{lineno}") for lineno, line in unit.lines]
     if unit.data is not None:
         return [validator.validate_bytes(unit.data, kind, source=unit.source)]
     try:

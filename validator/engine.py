@@ -11,7 +11,7 @@ from . import request_shape as _request_shape
 from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, today_in_oslo
 from .findings import ERROR, Finding, Report
-from .jsonload import Loaded, iter_jsonl, load_json_bytes
+from .jsonload import Loaded, jsonl_lines, load_json_bytes
 from .locate import KindLayout, ObjectShape, build_layout, iter_values
 from .schema import checker_for
 from .spec import Kind, Spec, SpecError, load_spec
@@ -157,11 +157,16 @@ class Validator:
             return [report]
         if path.suffix == ".jsonl":
             with path.open("rb") as stream:
-                return [
-                    self._from_loaded(loaded, kind, f"{path}:{lineno}")
-                    for lineno, loaded in iter_jsonl(stream, max_bytes=self.max_bytes)
-                ]
+                return [self.validate_line(line, kind, f"{path}:{lineno}") for lineno, line in jsonl_lines(stream, self.max_bytes)]
         return [self.validate_bytes(path.read_bytes(), kind, source=str(path))]
+
+    def validate_line(self, line: bytes | None, kind: str | None, source: str) -> Report:
+        """One JSONL line (None: longer than the limit, not read)."""
+        if line is None:
+            report = Report(source, kind)
+            report.findings.append(self._engine_finding(("json-too-large", f"the line is longer than {self.max_bytes:,} bytes (--max-bytes)"), ""))
+            return report
+        return self.validate_bytes(line, kind, source=source)
 
     # ---- kind detection ----
     def detect_kind(self, payload: Any) -> tuple[str | None, tuple[str, ...], tuple[str, str]]:

@@ -533,6 +533,18 @@ def iter_jsonl(
 _TOO_LONG = object()
 
 
+def jsonl_lines(stream: BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, line)`` per non-blank line of a binary JSONL stream, the line ending removed;
+    ``None`` for a line longer than ``max_bytes``, which is skipped without being held in memory."""
+    for lineno, line in enumerate(_bounded_lines(stream, max_bytes), 1):
+        if line is _TOO_LONG:
+            yield lineno, None
+            continue
+        line = line.rstrip(b"\r\n")
+        if line.strip(b" \t\r"):
+            yield lineno, line
+
+
 def _is_binary(stream: Any) -> bool:
     mode = getattr(stream, "mode", None)
     if isinstance(mode, str):
