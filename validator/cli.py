@@ -317,7 +317,7 @@ def explain_command(rule_id: str) -> None:
             shown = example.raw if len(example.raw) <= 200 else example.raw[:200] + b"..."
             click.echo("  bytes: " + repr(shown))
         else:
-            body = json.dumps(materialize(example, spec), indent=2, ensure_ascii=False)
+            body = json.dumps(_elide(materialize(example, spec)), indent=2, ensure_ascii=False)
             click.echo("\n".join("  " + line for line in body.splitlines()))
         report = run_example(rule, example, spec)
         if not report.findings:
@@ -325,6 +325,17 @@ def explain_command(rule_id: str) -> None:
         for f in report.findings:
             answer = f" ({f.status} {f.code})" if f.code else ""
             click.echo(f"  -> {f.severity} [{f.rule}] at {f.pointer or '(root)'}: {f.message}{answer}")
+
+
+def _elide(value, limit: int = 120):
+    """Shorten long texts (certificates, signatures, bodies) for display; the checks used the full value."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit - 30]}… ({len(value)} characters)"
+    if isinstance(value, dict):
+        return {k: _elide(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_elide(v, limit) for v in value]
+    return value
 
 
 # ------------------------------------------------------------------ spec
