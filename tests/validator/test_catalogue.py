@@ -124,3 +124,15 @@ def test_profile_rejects_unknown_keys_and_rules():
         Profile.from_mapping({"rulez": {}})
     with pytest.raises(ConfigError):
         Profile.from_mapping({"rules": {"no-such-rule": {"severity": "off"}}})
+
+
+def test_every_rule_names_a_section_of_the_document():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from document import load_document
+
+    document = load_document()
+    unknown = {r.id: r.ref for r in RULES if not document.has(r.ref)}
+    assert not unknown, unknown

@@ -10,8 +10,8 @@ from ..findings import ERROR, WARNING
 # The profile's signed headers, each "when available", in this order (signing.md, Profile).
 PROFILE_SIGNED_HEADERS = ("date", "digest", "x-request-id", "psu-id", "psu-corporate-id", "tpp-redirect-uri")
 
-REF_SIGNING = "Authentication › Request signing"
-REF_HEADERS = "Header parameters"
+REF_SIGNING = "Authentication › Request signing (all operations)"
+REF_HEADERS = "Endpoints › Header parameters"
 
 
 @dataclass(frozen=True)
