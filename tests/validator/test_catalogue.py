@@ -127,10 +127,6 @@ def test_profile_rejects_unknown_keys_and_rules():
 
 
 def test_every_rule_names_a_section_of_the_document():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from document import load_document
 
     document = load_document()
