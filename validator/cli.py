@@ -23,6 +23,12 @@ BATCH_LINES = 2000  # JSONL lines per worker task with --jobs
 PROGRESS_THRESHOLD = 20  # inputs before a progress bar is worth showing
 
 
+class InputError(click.ClickException):
+    """Input or output the user named cannot be used: exit 2, one line, no traceback."""
+
+    exit_code = EXIT_USAGE
+
+
 class DefaultToValidate(click.Group):
     """`obvalidate payload.json` means `obvalidate validate payload.json`."""
 
@@ -161,6 +167,10 @@ def validate_command(paths, kind, context_file, profile_file, today, fmt, fail_o
     known = _kind_names(validator.spec)
     if kind and kind not in known:
         raise click.BadParameter(f"unknown kind {kind!r}; one of {', '.join(sorted(known))}", param_hint="--kind")
+    if output:
+        parent = Path(output).resolve().parent
+        if not parent.is_dir() or not os.access(parent, os.W_OK):
+            raise click.BadParameter(f"cannot write {output}: {parent} is not a writable directory", param_hint="--output")
     inputs = _expand(paths)
     if paths.count("-") > 1:
         raise click.BadParameter("standard input can be read only once", param_hint="PATH")
@@ -168,7 +178,10 @@ def validate_command(paths, kind, context_file, profile_file, today, fmt, fail_o
     reports = _validate_units(units, validator, kind, settings, jobs, quiet)
     text = render(reports, fmt, catalogue=validator.catalogue, tool_version=__version__, color=_color(output), quiet=quiet)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
     else:
         click.echo(text, nl=False)
     failing = {"error"} if fail_on == "error" else {"error", "warning"}
@@ -305,7 +318,12 @@ def explain_command(rule_id: str) -> None:
     if rule.assumptions:
         click.echo(f"  assumptions      : {', '.join(rule.assumptions)} (see the README's assumption table)")
     click.echo(f"  severity         : {rule.severity}")
-    answer = f"HTTP {rule.status} with tppMessages code {rule.code}" if rule.code else "nothing (a finding about a response, or a warning)"
+    if rule.code:
+        answer = f"HTTP {rule.status} with tppMessages code {rule.code}"
+    elif rule.severity == "warning":
+        answer = "accepts the request (a warning); a profile that makes it an error answers HTTP 400 FORMAT_ERROR"
+    else:
+        answer = "nothing: the finding is about a response or the input itself, which no server answers"
     click.echo(f"  an implementation answers: {answer}")
     for label, example in (("Good example", rule.good), ("Bad example", rule.bad)):
         if example is None:
@@ -371,18 +389,22 @@ def spec_check() -> None:
 @main.command("sign")
 @click.option("--key", "key_file", required=True, type=click.Path(exists=True, dir_okay=False), help="RSA private key (PEM).")
 @click.option("--cert", "cert_file", required=True, type=click.Path(exists=True, dir_okay=False), help="Signing certificate (PEM or DER).")
+@click.option("--profile", "profile_file", type=click.Path(dir_okay=False), help="Implementer profile (its `paths` resolve the operation).")
 @click.argument("request_file", metavar="REQUEST", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
-def sign_command(key_file: str, cert_file: str, request_file: str) -> None:
-    """Sign a request (a JSON envelope or an .http file): add Digest over the exact body bytes,
+def sign_command(key_file: str, cert_file: str, profile_file: str | None, request_file: str) -> None:
+    """Sign a request (a JSON envelope or an .http file): add Date, Digest over the exact body bytes,
     TPP-Signature-Certificate and a cavage-10 Signature, and write the signed request to stdout in
     the same form."""
-    from .request import RequestError, sign_envelope
+    from .context import ConfigError, Profile
+    from .request import RequestError, load_signing_identity, sign_envelope
 
-    data = sys.stdin.buffer.read() if request_file == "-" else Path(request_file).read_bytes()
     try:
-        signed = sign_envelope(data, Path(key_file).read_bytes(), Path(cert_file).read_bytes())
-    except RequestError as exc:
-        raise click.UsageError(str(exc)) from None
+        paths = Profile.load(profile_file).paths if profile_file else None
+        data = sys.stdin.buffer.read() if request_file == "-" else Path(request_file).read_bytes()
+        key, cert = load_signing_identity(Path(key_file).read_bytes(), Path(cert_file).read_bytes())
+        signed = sign_envelope(data, key, cert, paths=paths)
+    except (RequestError, ConfigError, OSError) as exc:
+        raise InputError(f"cannot sign: {exc}") from None
     if isinstance(signed, bytes):
         sys.stdout.buffer.write(signed)
     else:
@@ -392,10 +414,16 @@ def sign_command(key_file: str, cert_file: str, request_file: str) -> None:
 @main.command("keygen")
 @click.argument("out_dir", type=click.Path(file_okay=False))
 @click.option("--organization-identifier", default="PSDNO-FSA-TEST01", show_default=True, help="PSD2 organizationIdentifier of the subject.")
-def keygen_command(out_dir: str, organization_identifier: str) -> None:
+@click.option("--force", is_flag=True, help="Replace key.pem and cert.pem if they exist.")
+def keygen_command(out_dir: str, organization_identifier: str, force: bool) -> None:
     """Create a test RSA-2048 key and a self-signed certificate with a PSD2-style subject (key.pem,
     cert.pem) for sandboxes and tests. Never for production."""
     from .request import keygen
 
-    key_path, cert_path = keygen(out_dir, organization_identifier=organization_identifier)
+    if not organization_identifier.strip():
+        raise click.BadParameter("must not be empty", param_hint="--organization-identifier")
+    try:
+        key_path, cert_path = keygen(out_dir, organization_identifier=organization_identifier, overwrite=force)
+    except OSError as exc:
+        raise InputError(str(exc) if isinstance(exc, FileExistsError) else f"cannot write to {out_dir}: {exc.strerror or exc}") from None
     click.echo(f"wrote {key_path} and {cert_path}")

@@ -163,10 +163,24 @@ class Profile:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise ConfigError(f"profile {path} is not valid YAML: {exc}") from exc
-        return cls.from_mapping(data, str(path))
+        return cls.from_mapping(_plain_yaml(data), str(path))
 
 
 DEFAULT_PROFILE = Profile()
+
+
+def _plain_yaml(node: Any, key: str | None = None) -> Any:
+    """Undo YAML 1.1's implicit typing where a profile means text: `severity: off` is the word
+    "off", not false, and `today: 2026-07-01` the text of a date."""
+    if isinstance(node, dict):
+        return {k: _plain_yaml(v, k) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain_yaml(v) for v in node]
+    if key == "severity" and node is False:
+        return "off"
+    if isinstance(node, _dt.date):
+        return node.isoformat()
+    return node
 
 # ---------------------------------------------------------------- context
 CONTEXT_SCHEMA = {

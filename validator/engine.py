@@ -12,11 +12,18 @@ from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, today_in_oslo
 from .findings import ERROR, Finding, Report
 from .jsonload import Loaded, jsonl_lines, load_json_bytes
-from .locate import KindLayout, ObjectShape, build_layout, iter_values
+from .locate import ITEMS, KindLayout, ObjectShape, build_layout, iter_values
 from .schema import checker_for
 from .spec import Kind, Spec, SpecError, load_spec
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Detection:
+    kind: str | None
+    candidates: tuple[str, ...]
+    message: str
 
 
 @dataclass(frozen=True)
@@ -109,28 +116,24 @@ class Validator:
 
     # ---- entry points ----
     def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
-        candidates: tuple[str, ...] = ()
         # ---- kind "request": a whole HTTP request (validator/request.py) ----
         if kind == _request_shape.REQUEST_KIND or (kind is None and _request_shape.looks_like_envelope(payload)):
             from .request import check_request
 
             return check_request(self, payload, source=source)
+        findings: list[Finding] = []
+        candidates: tuple[str, ...] = ()
         if kind is None:
-            kind, candidates, detection = self.detect_kind(payload)
-            if kind is None:
-                report = Report(source, None, candidates=candidates)
-                report.findings.append(self._engine_finding(detection, ""))
+            detection = self.detect_kind(payload)
+            if detection.kind is None:
+                report = Report(source, None)
+                report.findings.append(self._engine_finding(("kind-undetected", detection.message), ""))
                 return report
-        kind_obj = self.spec.kind(kind)
-        report = Report(source, kind, candidates=candidates if len(candidates) > 1 else ())
-        if len(candidates) > 1:
-            report.findings.append(
-                self._engine_finding(
-                    ("kind-ambiguous", f"the payload fits {len(candidates)} kinds: {', '.join(candidates)}; checked as {kind} (pass --kind to choose)"),
-                    "",
-                )
-            )
-        report.findings.extend(self._check(payload, kind_obj))
+            kind, candidates = detection.kind, detection.candidates
+            if len(candidates) > 1:
+                findings.append(self._engine_finding(("kind-ambiguous", detection.message), ""))
+        report = Report(source, kind, findings, candidates=candidates if len(candidates) > 1 else ())
+        report.findings.extend(self._check(payload, self.spec.kind(kind)))
         return report
 
     def validate_bytes(self, data: bytes, kind: str | None = None, *, source: str = "<bytes>") -> Report:
@@ -169,23 +172,29 @@ class Validator:
         return self.validate_bytes(line, kind, source=source)
 
     # ---- kind detection ----
-    def detect_kind(self, payload: Any) -> tuple[str | None, tuple[str, ...], tuple[str, str]]:
+    def detect_kind(self, payload: Any) -> "Detection":
+        """The kind a payload is: the one whose schema it satisfies, else the one it resembles most."""
         kinds = list(self.spec.kinds.values())
-        fitting = [k.name for k in kinds if checker_for(self.spec, k.schema_name).is_valid(payload)]
+        fitting = tuple(k.name for k in kinds if checker_for(self.spec, k.schema_name).is_valid(payload))
         if fitting:
-            return fitting[0], tuple(fitting), ("", "")
+            message = f"the payload fits {len(fitting)} kinds: {', '.join(fitting)}; checked as {fitting[0]} (pass --kind to choose)"
+            return Detection(fitting[0], fitting, message)
         scored = sorted(((self._shape_score(payload, k), k.name) for k in kinds), reverse=True)
         best_score = scored[0][0]
         if best_score <= 0:
             names = ", ".join(sorted(k.name for k in kinds))
-            return None, (), ("kind-undetected", f"cannot tell which kind of payload this is; pass --kind (one of {names})")
+            return Detection(None, (), f"cannot tell which kind of payload this is; pass --kind (one of {names})")
         best = sorted(name for score, name in scored if score == best_score)
         # Neither fits cleanly: a request-shaped payload is most likely the request itself
         # (payment-detail responses embed request bodies).
         requests = [name for name in best if self.spec.kinds[name].is_request]
         if len(requests) == 1:
-            return requests[0], (requests[0],), ("", "")
-        return best[0], tuple(best), ("", "")
+            best = requests
+        message = (
+            f"the payload fits no kind exactly and resembles {len(best)} equally: {', '.join(best)}; "
+            f"checked as {best[0]} (pass --kind to choose)"
+        )
+        return Detection(best[0], tuple(best), message)
 
     def _shape_score(self, payload: Any, kind: Kind) -> int:
         schema = self.spec.deref(self.spec.schema(kind.schema_name))
@@ -200,7 +209,8 @@ class Validator:
         if not isinstance(payload, dict) or schema.get("type") == "array":
             return 0
         layout = plan_for(self.spec, kind.name).layout
-        declared = layout.objects.get((), ObjectShape(frozenset(), False)).properties
+        root = (ITEMS,) if self.spec.deref(self.spec.schema(kind.schema_name)).get("type") == "array" else ()
+        declared = layout.objects.get(root, ObjectShape(frozenset(), False)).properties
         if schema.get("type") != "object" and "allOf" not in schema and not declared:
             return 0
         keys = set(payload)
@@ -273,17 +283,25 @@ class Validator:
             return None
         code = status = None
         if request and chosen == ERROR and rule is not None:  # what an implementation must answer
-            code = (override.code if override and override.code else None) or rule.code
-            status = (override.status if override and override.status else None) or rule.status
+            code, status = self._answer(rule, override)
         return Finding(rule_id, chosen, pointer, message, code, status, ref or (rule.ref if rule else None))
+
+    @staticmethod
+    def _answer(rule: rules_pkg.Rule, override) -> tuple[str | None, int | None]:
+        """Status and code for an error: the profile's, else the rule's; a warning rule a profile made an
+        error is answered as any other violation of a body, query or header value (A7: 400 FORMAT_ERROR)."""
+        code = (override.code if override and override.code else None) or rule.code or rules_pkg.DEFAULT_CODE
+        status = (override.status if override and override.status else None) or rule.status or rules_pkg.DEFAULT_STATUS
+        return code, status
 
     def _engine_finding(self, detection: tuple[str, str], pointer: str, line: int | None = None, column: int | None = None) -> Finding:
         rule_id, message = detection
         rule = self.catalogue[rule_id]
         severity = self._severity(rule_id)
         severity = rule.severity if severity == "off" else severity
-        code = rule.code if severity == ERROR else None
-        status = rule.status if severity == ERROR else None
+        code = status = None
+        if severity == ERROR and rule.code is not None:
+            code, status = self._answer(rule, self.profile.rules.get(rule_id))
         return Finding(rule_id, severity, pointer, message, code, status, rule.ref, line, column)
 
     def _from_loaded(self, loaded: Loaded, kind: str | None, source: str) -> Report:

@@ -692,15 +692,30 @@ def _check_body(v: "Validator", op: Operation, req: HttpRequest, out: _Out, sour
     return [dataclasses.replace(f, pointer="/body" + f.pointer) for f in report.findings]
 
 
-def _clock(v: "Validator") -> _dt.datetime | None:
-    """The request clock: the validator's ``now``; none when only a day was given (the Date header then stands in
-    for it when certificate validity is checked); the real time when no clock was given at all."""
-    now = getattr(v, "now", None)
-    if now is not None:
-        return now
-    if getattr(v, "today_given", True):
-        return None
-    return _dt.datetime.now(_dt.timezone.utc)
+def _clock(v: "Validator", req: HttpRequest) -> _dt.datetime:
+    """The time signature checks compare against (Date window, certificate validity).
+
+    The validator's ``now`` when given. When only a day was given (``--today``, context, profile), that
+    day is the verification day: a Date header on that day stands in for the time of day, any other
+    Date is judged from noon of that day (so a request signed on another day is outside the window and
+    the certificate is checked on the given day). Otherwise the real time.
+    """
+    if v.now is not None:
+        return v.now
+    if not v.today_given:
+        return _dt.datetime.now(_dt.timezone.utc)
+    from .context import OSLO
+    from .signing.verifier import parse_imf_fixdate
+
+    dates = req.header_values("date")
+    if len(dates) == 1:
+        try:
+            signed_at = parse_imf_fixdate(dates[0])
+        except (ValueError, TypeError, OverflowError):
+            signed_at = None
+        if signed_at is not None and signed_at.astimezone(OSLO).date() == v.today:
+            return signed_at
+    return _dt.datetime.combine(v.today, _dt.time(12), tzinfo=OSLO)
 
 
 def _verify(v: "Validator", op: Operation, req: HttpRequest) -> list[Finding]:
@@ -710,7 +725,7 @@ def _verify(v: "Validator", op: Operation, req: HttpRequest) -> list[Finding]:
     digest = headers.get("digest")
     signature = headers.get("signature")
     options = VerifyOptions(
-        now=_clock(v),
+        now=_clock(v, req),
         date_window=v.profile.signature_date_window,
         allowed_algorithms=tuple(v.profile.signature_algorithms),
         digest_required=bool(digest and digest.required),
@@ -894,6 +909,28 @@ def serialize_http(req: HttpRequest, headers: list[tuple[str, str]], body: bytes
     return head.encode("utf-8") + body
 
 
+def load_signing_identity(key_data: bytes, cert_data: bytes) -> tuple[Any, Any]:
+    """The RSA private key (PEM) and certificate (PEM or DER) a TPP signs with, checked to belong
+    together; :class:`RequestError` says what is wrong with them."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    try:
+        key = serialization.load_pem_private_key(key_data, password=None)
+    except (ValueError, TypeError) as exc:
+        raise RequestError(f"the key is not an unencrypted PEM private key ({exc})") from None
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise RequestError(f"the key is {type(key).__name__.lstrip('_')}; the interface signs with RSA (rsa-sha256)")
+    try:
+        cert = x509.load_pem_x509_certificate(cert_data) if b"-----BEGIN" in cert_data else x509.load_der_x509_certificate(cert_data)
+    except ValueError as exc:
+        raise RequestError(f"the certificate is neither a PEM nor a DER X.509 certificate ({exc})") from None
+    if cert.public_key().public_numbers() != key.public_key().public_numbers():
+        raise RequestError("the key does not belong to the certificate (their public keys differ)")
+    return key, cert
+
+
 def sign_envelope(request: dict | bytes, key_pem: Any, cert_pem: Any, *, now: _dt.datetime | None = None,
                   spec: Spec | None = None, headers: Iterable[str] | None = None,
                   paths: Mapping[str, str] | None = None) -> dict | bytes:
@@ -962,7 +999,7 @@ def keygen(out_dir: str | os.PathLike, organization_identifier: str = "PSDNO-FSA
     if not overwrite:
         for p in (key_path, cert_path):
             if p.exists():
-                raise FileExistsError(f"{p} exists; pass overwrite=True to replace it")
+                raise FileExistsError(f"{p} exists; choose another directory or replace it (--force)")
     now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
     key, cert = generate_test_identity(organization_identifier=organization_identifier, common_name=common_name,
                                        not_before=now - _dt.timedelta(days=1), not_after=now + _dt.timedelta(days=days))

@@ -255,7 +255,8 @@ class SchemaChecker:
             parent = _walk(payload, e.instance_path)
             if not isinstance(schema, dict) or schema is _MISSING or parent is _MISSING:
                 return None
-            errors.append(_Error(keyword, schema.get(keyword), parent, schema, e.message, list(e.instance_path)))
+            missing = getattr(e.kind, "property", None) if keyword == "required" else None
+            errors.append(_Error(keyword, schema.get(keyword), parent, schema, e.message, list(e.instance_path), missing=missing))
         return errors
 
     def _convert(self, error) -> Iterator[SchemaIssue]:
@@ -309,14 +310,20 @@ class _Error:
     message: str
     absolute_path: list
     context: tuple = ()
+    missing: str | None = None  # the property of a `required` error
 
 
 def _missing_property(error) -> str | None:
+    """The one property a `required` error is about (each engine reports one error per missing name)."""
+    missing = getattr(error, "missing", None)
+    if missing is not None:
+        return missing
     instance = error.instance if isinstance(error.instance, dict) else {}
-    for name in error.validator_value or ():
-        if name not in instance:
+    absent = [name for name in error.validator_value or () if name not in instance]
+    for name in absent:  # python-jsonschema words it "'<name>' is a required property"
+        if error.message.startswith(repr(name) + " "):
             return name
-    return None
+    return absent[0] if absent else None
 
 
 _TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null", int: "integer", float: "number"}

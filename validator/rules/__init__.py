@@ -10,6 +10,7 @@ the catalogue with their examples all the same.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -74,6 +75,8 @@ class Rule:
 
 
 _REGISTRY: dict[str, Rule] = {}
+# A7: a violation of a body, query or header value is answered 400 FORMAT_ERROR.
+DEFAULT_CODE, DEFAULT_STATUS = "FORMAT_ERROR", 400
 
 
 def _register(r: Rule) -> Rule:
@@ -81,6 +84,9 @@ def _register(r: Rule) -> Rule:
         raise ValueError(f"rule id {r.id!r} registered twice")
     if r.severity not in (ERROR, WARNING):
         raise ValueError(f"rule {r.id}: severity must be error or warning")
+    if r.severity == WARNING:
+        # A warning is accepted, not answered; a profile that makes it an error gets A7's answer.
+        r = dataclasses.replace(r, code=None, status=None)
     _REGISTRY[r.id] = r
     return r
 
