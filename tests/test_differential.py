@@ -539,7 +539,7 @@ MUTATIONS: dict[str, tuple[tuple[str, ...], MutateFn]] = {
     "response-amount-digits": (("payment-response", "bulk-payment-response"), m_response_amount_digits),
     # remittance
     "remittance-exclusive": ((BULK,), m_remittance_exclusive),
-    "remittance-structured-deprecated": ((BULK,), m_remittance_structured_deprecated),
+    "deprecated-property": ((BULK,), m_remittance_structured_deprecated),
     "kid-invalid": ((BULK,), m_kid_invalid),
     # accounts
     "iban-invalid": ((SEPA, "sandbox-account"), m_iban_invalid),

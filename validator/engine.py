@@ -246,7 +246,7 @@ class Validator:
                         )
                         continue
                     for issue in issues:
-                        finding = self._finding(rule.id, pointer + issue.path, issue.message, request, severity=issue.severity)
+                        finding = self._finding(rule.id, pointer + issue.path, issue.message, request, severity=issue.severity, ref=issue.ref)
                         if finding:
                             findings.append(finding)
         findings.sort(key=_finding_order)

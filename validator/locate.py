@@ -24,6 +24,7 @@ class ObjectShape:
 
     properties: frozenset[str]
     open_map: bool  # additionalProperties is a schema: any key is a declared one
+    deprecated: tuple[tuple[str, str], ...] = ()  # (property, its description) marked deprecated: true
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class KindLayout:
 def build_layout(spec: Spec, root_component: str) -> KindLayout:
     locations: dict[str, list[tuple]] = {}
     objects: dict[tuple, tuple[set[str], bool]] = {}
+    deprecated: dict[tuple, dict[str, str]] = {}
 
     def add(tag: str, path: tuple) -> None:
         paths = locations.setdefault(tag, [])
@@ -64,6 +66,8 @@ def build_layout(spec: Spec, root_component: str) -> KindLayout:
             declared |= set(props or ())
             objects[path] = (declared, open_map or isinstance(addl, dict))
         for name, sub in (props or {}).items():
+            if isinstance(sub, dict) and sub.get("deprecated") is True:
+                deprecated.setdefault(path, {})[name] = " ".join(str(sub.get("description", "")).split())
             walk(sub, path + (name,), stack)
         if isinstance(addl, dict):
             walk(addl, path + (VALUES,), stack)
@@ -75,7 +79,7 @@ def build_layout(spec: Spec, root_component: str) -> KindLayout:
     walk(spec.schema(root_component), (), (root_component,))
     return KindLayout(
         locations={tag: tuple(paths) for tag, paths in locations.items()},
-        objects={p: ObjectShape(frozenset(d), o) for p, (d, o) in objects.items()},
+        objects={p: ObjectShape(frozenset(d), o, tuple(sorted(deprecated.get(p, {}).items()))) for p, (d, o) in objects.items()},
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import json
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -234,9 +235,7 @@ class SchemaChecker:
         if errors is None:  # alternatives (anyOf) or values the compiled engine cannot take
             errors = self._detail.iter_errors(payload)
         issues = [issue for error in errors for issue in self._convert(error)]
-        # A code outside its set is one problem, not also a length or pattern problem.
-        coded = {i.pointer for i in issues if i.rule == "schema-enum"}
-        yield from (i for i in issues if i.pointer not in coded or i.rule not in ("schema-length", "schema-pattern"))
+        yield from _one_problem_per_value(issues)
 
     def _compiled_errors(self, payload: Any) -> list[_Error] | None:
         """The compiled engine's errors with the failing subschema resolved: a 10,000-entry bulk with one
@@ -288,6 +287,19 @@ class SchemaChecker:
 
 
 _MISSING = object()
+
+
+def _one_problem_per_value(issues: list[SchemaIssue]) -> list[SchemaIssue]:
+    """A value of the wrong type is one problem, not also an enum or length problem; a code outside
+    its set is one problem, not also a length or pattern problem."""
+    typed = {i.pointer for i in issues if i.rule == "schema-type"}
+    coded = {i.pointer for i in issues if i.rule == "schema-enum"}
+    return [
+        i
+        for i in issues
+        if not (i.pointer in typed and i.rule in ("schema-enum", "schema-length", "schema-format", "schema-range"))
+        and not (i.pointer in coded and i.rule in ("schema-length", "schema-pattern"))
+    ]
 
 
 def _walk(node: Any, tokens) -> Any:
@@ -356,7 +368,7 @@ def _message(error, keyword: str, schema: dict) -> str:
         members = list(expected)
         where = f"the {title.lower()} set" if title else "the allowed values"
         if len(members) <= 6:
-            return f"{_short(value)} is not one of {', '.join(map(str, members))}"
+            return f"{_short(value)} is not one of {', '.join(json.dumps(m, ensure_ascii=False) for m in members)}"
         close = _close_match(value, members)
         hint = f"; did you mean {close!r}?" if close else ""
         return f"{_short(value)} is not in {where} ({len(members)} values){hint}"
@@ -392,6 +404,12 @@ def _close_match(value: Any, members: list) -> str | None:
     upper = value.upper()
     if upper in members:
         return upper
+    if len(upper) == 3 and upper.isalpha():  # an ISO 3166 alpha-3 code where alpha-2 is wanted ("NOR")
+        import pycountry
+
+        country = pycountry.countries.get(alpha_3=upper)
+        if country is not None and country.alpha_2 in members:
+            return country.alpha_2
     found = difflib.get_close_matches(value, [str(m) for m in members], n=1, cutoff=0.75)
     return found[0] if found else None
 

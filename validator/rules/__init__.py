@@ -24,6 +24,7 @@ class Issue:
     path: str
     message: str
     severity: str | None = None  # None: the rule's (profile-adjusted) severity
+    ref: str | None = None  # None: the rule's document section
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,9 @@ def execution_date_past(value, ctx, at):
     are reproducible."""
     day = as_date(value)
     if day is not None and day < ctx.today:
-        yield Issue("", f"{value} is before today ({ctx.today.isoformat()}, Europe/Oslo)")
+        # The section of the payment the date belongs to (SEPA or bulk).
+        ref = ctx.spec.schema(ctx.kind.schema_name).get("x-document-ref")
+        yield Issue("", f"{value} is before today ({ctx.today.isoformat()}, Europe/Oslo)", ref=ref)
 
 
 @rule(

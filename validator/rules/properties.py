@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 
 from ..findings import WARNING, escape_pointer_token
-from . import EVERY_OBJECT, Example, Issue, rule
+from . import EVERY_OBJECT, REMOVE, Example, Issue, rule
 
 BULK = "createBulkPayment request invoicesWithKid"
 SEPA = "createSepaCreditTransfer request rentToBerlin"
@@ -28,14 +28,63 @@ SEPA = "createSepaCreditTransfer request rentToBerlin"
 def unknown_property(obj, ctx, at):
     """The document does not forbid properties it does not list, so they pass; but an unknown name is
     usually a misspelling (the vendor's own bulk sample sends 'referencType'), so each one is
-    reported with the closest declared name."""
+    reported with the closest declared name, or as belonging to another resource of the interface."""
     shape = at.shape
     if not isinstance(obj, dict) or shape is None or shape.open_map:
         return
-    for key in obj.keys() - shape.properties:
-        close = difflib.get_close_matches(key, sorted(shape.properties), n=1, cutoff=0.7)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        yield Issue("/" + escape_pointer_token(key), f"unknown property {key!r}{hint}")
+    for key in sorted(obj.keys() - shape.properties):
+        if key in _spec_property_names(ctx.spec):
+            message = f"{key!r} is a property of other resources of the interface, not of this one"
+        else:
+            close = difflib.get_close_matches(key, sorted(shape.properties), n=1, cutoff=0.7)
+            message = f"unknown property {key!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+        yield Issue("/" + escape_pointer_token(key), message)
+
+
+def _spec_property_names(spec) -> frozenset[str]:
+    cache = spec._cache
+    if "property_names" not in cache:
+        names: set[str] = set()
+        stack = [spec.schemas]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                names.update(node.get("properties", {}) if isinstance(node.get("properties"), dict) else ())
+                stack.extend(v for k, v in node.items() if not k.startswith("x-"))
+            elif isinstance(node, list):
+                stack.extend(node)
+        cache["property_names"] = frozenset(names)
+    return cache["property_names"]
+
+
+@rule(
+    "deprecated-property",
+    name="Deprecated property used",
+    ref="Resources and their fields",
+    targets=[EVERY_OBJECT],
+    severity=WARNING,
+    assumptions=["A20"],
+    good=Example("bulk-payment", base=BULK),
+    bad=Example(
+        "bulk-payment",
+        base=BULK,
+        patch=(
+            ("/payments/0/remittanceInformationStructuredArray", REMOVE),
+            ("/payments/0/remittanceInformationStructured", {"reference": "1234567890128", "referenceType": "SCOR"}),
+        ),
+        pointer="/payments/0/remittanceInformationStructured",
+    ),
+)
+def deprecated_property(obj, ctx, at):
+    """A property the spec marks deprecated still works but is on its way out: the single-object
+    remittanceInformationStructured (release 1.16.2, in favour of the list form) and city in the bulk
+    payment's address (in favour of townName)."""
+    shape = at.shape
+    if not isinstance(obj, dict) or shape is None:
+        return
+    for name, why in shape.deprecated:
+        if name in obj:
+            yield Issue("/" + escape_pointer_token(name), f"{name} is deprecated" + (f": {why}" if why else ""))
 
 
 @rule(

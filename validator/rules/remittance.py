@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from ..checks.kid import check_kid, kid_check_digit_mod10, kid_check_digit_mod11
-from . import Example, Issue, REMOVE, rule
-from ..findings import WARNING
+from . import Example, Issue, rule
 
 REF = "Resources and their fields › Structured remittance entry"
 BULK = "createBulkPayment request invoicesWithKid"
@@ -36,28 +35,6 @@ def remittance_exclusive(entry, ctx, at):
     if TEXT in entry and (SINGLE in entry or ARRAY in entry):
         structured = ARRAY if ARRAY in entry else SINGLE
         yield Issue("/" + TEXT, f"both {structured} (KID/OCR) and {TEXT}: send a structured reference or a message, not both")
-
-
-@rule(
-    "remittance-structured-deprecated",
-    name="Single structured remittance object is deprecated",
-    ref=REF,
-    targets=["BulkEntry", "SepaCreditTransferRequest"],
-    severity=WARNING,
-    assumptions=["A20"],
-    good=Example("bulk-payment", base=BULK),
-    bad=Example(
-        "bulk-payment",
-        base=BULK,
-        patch=(("/payments/0/" + ARRAY, REMOVE), ("/payments/0/" + SINGLE, {"reference": "1234567890128", "referenceType": "SCOR"})),
-        pointer="/payments/0/" + SINGLE,
-    ),
-)
-def remittance_structured_deprecated(entry, ctx, at):
-    """remittanceInformationStructured is to be deprecated in favour of the list form
-    remittanceInformationStructuredArray (release 1.16.2)."""
-    if isinstance(entry, dict) and SINGLE in entry:
-        yield Issue("/" + SINGLE, f"{SINGLE} is deprecated; send [{{...}}] as {ARRAY}")
 
 
 def _kid_problem(reference: str, algorithms: tuple[str, ...]) -> str | None:
