@@ -117,7 +117,9 @@ def _make_validator(settings: dict):
 
     profile = Profile.load(settings["profile"]) if settings.get("profile") else None
     context = Context.load(settings["context"]) if settings.get("context") else None
-    return Validator(profile=profile, context=context, today=settings.get("today"), max_bytes=settings["max_bytes"])
+    return Validator(
+        profile=profile, context=context, today=settings.get("today"), now=settings.get("now"), max_bytes=settings["max_bytes"]
+    )
 
 
 def _init_worker(settings: dict) -> None:
@@ -131,6 +133,8 @@ def _run_unit(unit: Unit, validator=None, kind=None) -> list:
     if unit.lines:
         return [validator.validate_line(line, kind, f"{unit.source}:{lineno}") for lineno, line in unit.lines]
     if unit.data is not None:
+        if len(unit.data) > validator.max_bytes:  # stdin is read only up to the limit
+            return [validator.too_large(unit.source, f"standard input is larger than {validator.max_bytes:,} bytes (--max-bytes)")]
         return [validator.validate_bytes(unit.data, kind, source=unit.source)]
     try:
         return validator.validate_path(unit.path, kind)
@@ -144,20 +148,21 @@ def _run_unit(unit: Unit, validator=None, kind=None) -> list:
 @click.option("--kind", "kind", metavar="KIND", help="Payload kind (see `obvalidate kinds`); detected from the shape when omitted.")
 @click.option("--context", "context_file", type=click.Path(dir_okay=False), help="JSON context: today, and the payments a basket refers to.")
 @click.option("--profile", "profile_file", type=click.Path(dir_okay=False), help="YAML implementer profile overriding the 'profile: yes' decisions.")
-@click.option("--today", metavar="YYYY-MM-DD", help="The date rules compare against (default: today in Europe/Oslo).")
+@click.option("--today", metavar="YYYY-MM-DD", help="The date rules compare against (default: today in Europe/Oslo). For signed requests it is also the verification day: a Date header on that day stands in for the time.")
+@click.option("--now", metavar="DATE-TIME", help="The time signature checks compare against (Date window, certificate validity), ISO 8601, e.g. 2026-07-01T10:00:00Z (default: the real time, unless --today is given).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "sarif", "github"]), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True, help="Lowest severity that makes the exit code 1.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes.")
 @click.option("--max-bytes", type=click.IntRange(1), default=50 * 1024 * 1024, show_default=True, help="Largest input accepted.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to a file instead of stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="Text format: only errors and the summary.")
-def validate_command(paths, kind, context_file, profile_file, today, fmt, fail_on, jobs, max_bytes, output, quiet) -> None:
+def validate_command(paths, kind, context_file, profile_file, today, now, fmt, fail_on, jobs, max_bytes, output, quiet) -> None:
     """Validate payloads and requests: files, directories (every *.json, *.jsonl, *.http under them),
     JSONL files (one payload per line) and `-` for standard input."""
     from .context import ConfigError, parse_day
     from .formats import render
 
-    settings = {"kind": kind, "context": context_file, "profile": profile_file, "today": today, "max_bytes": max_bytes}
+    settings = {"kind": kind, "context": context_file, "profile": profile_file, "today": today, "now": now, "max_bytes": max_bytes}
     try:
         if today:
             parse_day(today, "--today")
@@ -174,8 +179,12 @@ def validate_command(paths, kind, context_file, profile_file, today, fmt, fail_o
     inputs = _expand(paths)
     if paths.count("-") > 1:
         raise click.BadParameter("standard input can be read only once", param_hint="PATH")
+    if not inputs:
+        raise InputError(f"nothing to validate: no *.json, *.jsonl or *.http file under {', '.join(paths)}")
     units = list(_units(inputs, max_bytes, BATCH_LINES if jobs > 1 else 10**9))
     reports = _validate_units(units, validator, kind, settings, jobs, quiet)
+    if not reports:
+        raise InputError(f"nothing to validate: {', '.join(paths)} holds no payload")
     text = render(reports, fmt, catalogue=validator.catalogue, tool_version=__version__, color=_color(output), quiet=quiet)
     if output:
         try:

@@ -130,11 +130,15 @@ class Profile:
             where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
             raise ConfigError(f"{source}: {where}: {e.message}")
         from .rules import catalogue
+        from .spec import load_spec
 
         known = catalogue()
-        for rule_id in data.get("rules", {}):
+        codes = load_spec().code_set("MessageCode")
+        for rule_id, override in data.get("rules", {}).items():
             if rule_id not in known:
                 raise ConfigError(f"{source}: rules: unknown rule id {rule_id!r} (see `obvalidate rules`)")
+            if "code" in override and override["code"] not in codes:
+                raise ConfigError(f"{source}: rules/{rule_id}/code: {override['code']!r} is not a message code of the interface")
         kid = data.get("kid", {})
         sig = data.get("signature", {})
         ranking = data.get("basket-status-ranking")
@@ -229,6 +233,13 @@ class Context:
             e = errors[0]
             where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
             raise ConfigError(f"{source}: {where}: {e.message}")
+        from .spec import load_spec
+
+        statuses = set(load_spec().code_set("TransactionStatusBulk"))
+        for pid, facts in data.get("payments", {}).items():
+            status = facts.get("transactionStatus")
+            if status is not None and status not in statuses:
+                raise ConfigError(f"{source}: payments/{pid}/transactionStatus: {status!r} is not a transaction status of the interface")
         return cls(
             today=parse_day(data["today"], f"{source}: today") if "today" in data else None,
             payments={

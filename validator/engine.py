@@ -151,13 +151,7 @@ class Validator:
             kind = _request_shape.REQUEST_KIND
         size = path.stat().st_size
         if size > self.max_bytes and path.suffix != ".jsonl":
-            report = Report(str(path), kind)
-            report.findings.append(
-                self._engine_finding(
-                    ("json-too-large", f"the file is {size:,} bytes; the limit is {self.max_bytes:,} bytes (--max-bytes)"), ""
-                )
-            )
-            return [report]
+            return [self.too_large(str(path), f"the file is {size:,} bytes; the limit is {self.max_bytes:,} bytes (--max-bytes)")]
         if path.suffix == ".jsonl":
             with path.open("rb") as stream:
                 return [self.validate_line(line, kind, f"{path}:{lineno}") for lineno, line in jsonl_lines(stream, self.max_bytes)]
@@ -166,10 +160,12 @@ class Validator:
     def validate_line(self, line: bytes | None, kind: str | None, source: str) -> Report:
         """One JSONL line (None: longer than the limit, not read)."""
         if line is None:
-            report = Report(source, kind)
-            report.findings.append(self._engine_finding(("json-too-large", f"the line is longer than {self.max_bytes:,} bytes (--max-bytes)"), ""))
-            return report
+            return self.too_large(source, f"the line is longer than {self.max_bytes:,} bytes (--max-bytes)")
         return self.validate_bytes(line, kind, source=source)
+
+    def too_large(self, source: str, message: str) -> Report:
+        """The report of an input refused for its size, unread."""
+        return Report(source, None, [self._engine_finding(("json-too-large", message), "")])
 
     # ---- kind detection ----
     def detect_kind(self, payload: Any) -> "Detection":
