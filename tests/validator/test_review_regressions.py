@@ -49,7 +49,7 @@ def test_profile_codes_and_context_statuses_are_checked():
     with pytest.raises(ConfigError, match="not a message code"):
         Profile.from_mapping({"rules": {"kid-invalid": {"code": "NOT_A_CODE"}}})
     with pytest.raises(ConfigError, match="not a transaction status"):
-        Context.from_mapping({"payments": {"p1": {"service": "payments", "transactionStatus": "XXXX"}}})
+        Context.from_mapping({"payments": {"p1": {"service": "payments", "transactionStatus": "PAID"}}})
 
 
 @pytest.mark.parametrize(
