@@ -21,7 +21,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-import jsonschema
 import jsonschema_rs
 import pytest
 from hypothesis import HealthCheck, given, reject, settings

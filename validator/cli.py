@@ -255,7 +255,10 @@ def kinds_command(fmt: str) -> None:
     ]
     from .request import REQUEST_KIND, REQUEST_KIND_DESCRIPTION
 
-    rows.insert(0, {"kind": REQUEST_KIND, "direction": "request", "schema": None, "operations": ["every operation (a whole signed HTTP request)"]})
+    rows.insert(0, {
+        "kind": REQUEST_KIND, "direction": "request", "schema": None,
+        "operations": ["every operation (a whole signed HTTP request)"], "description": REQUEST_KIND_DESCRIPTION,
+    })
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return

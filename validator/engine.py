@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from . import request_shape as _request_shape
 from . import rules as rules_pkg
@@ -14,7 +13,7 @@ from .findings import ERROR, Finding, Report
 from .jsonload import Loaded, jsonl_lines, load_json_bytes
 from .locate import ITEMS, KindLayout, ObjectShape, build_layout, iter_values
 from .schema import checker_for
-from .spec import Kind, Spec, SpecError, load_spec
+from .spec import Kind, Spec, load_spec
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 
@@ -61,32 +60,27 @@ class _Plan:
     steps: tuple[tuple[rules_pkg.Rule, tuple[tuple[tuple, str], ...]], ...]
 
 
-@functools.lru_cache(maxsize=64)
-def _plan(spec_key: int, kind_name: str) -> _Plan:
-    spec = _SPECS[spec_key]
-    kind = spec.kind(kind_name)
-    layout = build_layout(spec, kind.schema_name)
-    steps = []
-    for r in rules_pkg.semantic_rules():
-        if not r.applies_to(kind.name, kind.direction):
-            continue
-        patterns: list[tuple[tuple, str]] = []
-        for target in r.targets:
-            if target == rules_pkg.EVERY_OBJECT:
-                patterns.extend((p, target) for p in layout.objects)
-            else:
-                patterns.extend((p, target) for p in layout.locations.get(target, ()))
-        if patterns:
-            steps.append((r, tuple(dict.fromkeys(patterns))))
-    return _Plan(kind, layout, tuple(steps))
-
-
-_SPECS: dict[int, Spec] = {}
-
-
-def plan_for(spec: Spec, kind: str) -> _Plan:
-    _SPECS[id(spec)] = spec
-    return _plan(id(spec), kind)
+def plan_for(spec: Spec, kind_name: str) -> _Plan:
+    """Where each semantic rule looks in payloads of a kind; built once per spec and kind."""
+    key = ("plan", kind_name)
+    plan = spec._cache.get(key)
+    if plan is None:
+        kind = spec.kind(kind_name)
+        layout = build_layout(spec, kind.schema_name)
+        steps = []
+        for r in rules_pkg.semantic_rules():
+            if not r.applies_to(kind.name, kind.direction):
+                continue
+            patterns: list[tuple[tuple, str]] = []
+            for target in r.targets:
+                if target == rules_pkg.EVERY_OBJECT:
+                    patterns.extend((p, target) for p in layout.objects)
+                else:
+                    patterns.extend((p, target) for p in layout.locations.get(target, ()))
+            if patterns:
+                steps.append((r, tuple(dict.fromkeys(patterns))))
+        plan = spec._cache[key] = _Plan(kind, layout, tuple(steps))
+    return plan
 
 
 class Validator:

@@ -8,7 +8,7 @@ so a rule never walks a payload itself and never names a field path.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from .findings import escape_pointer_token
 from .spec import Spec, as_tuple

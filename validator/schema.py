@@ -414,14 +414,10 @@ def _close_match(value: Any, members: list) -> str | None:
     return found[0] if found else None
 
 
-@functools.lru_cache(maxsize=64)
-def _checker(spec_id: int, component: str) -> SchemaChecker:
-    return SchemaChecker(_SPECS[spec_id], component)
-
-
-_SPECS: dict[int, Spec] = {}
-
-
 def checker_for(spec: Spec, component: str) -> SchemaChecker:
-    _SPECS[id(spec)] = spec
-    return _checker(id(spec), component)
+    """The compiled checker of a component schema; built once per spec and component."""
+    key = ("checker", component)
+    checker = spec._cache.get(key)
+    if checker is None:
+        checker = spec._cache[key] = SchemaChecker(spec, component)
+    return checker

@@ -18,13 +18,13 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from ..findings import ERROR, WARNING, Finding, escape_pointer_token
+from ..findings import ERROR, Finding, escape_pointer_token
 from .cavage import (SignableRequest, SignatureFormatError, SigningStringError, build_signing_string,
                      parse_signature)
 from .certificate import CertificateError, key_problem, parse_certificate_header, validity_problem
 from .digest import check_digest
 from .keyid import KeyIdError, issuer_matches, parse_key_id
-from .rules import PROFILE_SIGNED_HEADERS, REF_HEADERS, REF_SIGNING, SIGNATURE_RULES, SignatureRule  # noqa: F401
+from .rules import PROFILE_SIGNED_HEADERS, SIGNATURE_RULES
 
 
 
