@@ -1,6 +1,7 @@
 """Load → schema → rules → findings: the one path that decides whether a payload is valid."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,7 +137,10 @@ class Validator:
 
             return check_request_bytes(self, data, source=source)
         loaded = load_json_bytes(data, max_bytes=self.max_bytes)
-        return self._from_loaded(loaded, kind, source)
+        report = self._from_loaded(loaded, kind, source)
+        if report.kind != _request_shape.REQUEST_KIND and any(f.line is None for f in report.findings):
+            _add_positions(report, data)
+        return report
 
     def validate_path(self, path: str | Path, kind: str | None = None) -> list[Report]:
         """A JSON file gives one report; a .jsonl file one report per non-blank line."""
@@ -304,6 +308,21 @@ class Validator:
         report = self.validate(loaded.value, kind, source=source)
         report.findings[:0] = decoding
         return report
+
+
+def _add_positions(report: Report, data: bytes) -> None:
+    """Line and column of each finding's pointer in the text it was decoded from."""
+    from .positions import PositionIndex
+
+    try:
+        index = PositionIndex(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        return
+    placed = []
+    for f in report.findings:
+        pos = index.position(f.pointer) if f.line is None else None
+        placed.append(dataclasses.replace(f, line=pos[0], column=pos[1]) if pos else f)
+    report.findings[:] = placed
 
 
 def _parse_now(value: _dt.datetime | str) -> _dt.datetime:

@@ -77,7 +77,7 @@ def test_code_label_halves_and_missing_column():
     lines = _text([report]).split("\n")
     assert lines[0] == "x.json:/a: error FORMAT_ERROR [r] m"
     assert lines[1] == "x.json:/a: error -/415 [r] m"
-    assert lines[2] == "x.json:2: error - [r] key is the empty string"
+    assert lines[2] == "x.json:2:/: error - [r] key is the empty string"
 
 
 def test_stdin_jsonl_line_with_a_position_maps_to_the_file_line():

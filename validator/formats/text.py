@@ -74,11 +74,12 @@ def _location(source: str, finding: Finding) -> str:
     where = f"{oneline(base)}:{origin.file_line(finding.line)}"
     if finding.column is not None:
         where += f":{finding.column}"
-    return where
+    # Editors jump to `file:line:col:`; the pointer still says which value (none for the text itself).
+    return f"{where}:{oneline(display_pointer(finding.pointer))}" if finding.pointer else where
 
 
 def finding_line(source: str, finding: Finding, *, color: bool = False) -> str:
-    """``source:pointer: severity CODE [rule] message`` (or ``path:line:col: ...``)."""
+    """``source:pointer: severity CODE [rule] message`` (``path:line:col:pointer: ...`` when the line is known)."""
     return (
         f"{_location(source, finding)}: {_severity(finding.severity, color)} "
         f"{oneline(code_label(finding.code, finding.status))} [{oneline(finding.rule)}] "

@@ -1,0 +1,59 @@
+"""Line and column of a pointer's value in the JSON text."""
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from validator.engine import Validator
+from validator.findings import pointer as make_pointer
+from validator.positions import pointer_offset, pointer_position
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=20,
+)
+
+
+def _pointers(node, tokens=()):
+    yield tokens, node
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _pointers(v, tokens + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _pointers(v, tokens + (i,))
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=values, indent=st.sampled_from([None, 2]), ascii_only=st.booleans())
+def test_every_pointer_finds_its_value(value, indent, ascii_only):
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii_only)
+    decoder = json.JSONDecoder()
+    for tokens, expected in _pointers(value):
+        offset = pointer_offset(text, make_pointer(*tokens))
+        assert offset is not None
+        found, _ = decoder.raw_decode(text, offset)
+        assert found == expected or (found != found and expected != expected)
+
+
+def test_absent_member_points_at_its_object_and_positions_are_one_based():
+    text = '{\n  "a": [\n    {"b": 1},\n    {"c~/d": 2}\n  ]\n}'
+    assert pointer_position(text, "/a/1/c~0~1d") == (4, 14)
+    assert pointer_position(text, "/a/0/missing") == (3, 5)
+    assert pointer_position(text, "") == (1, 1)
+    assert pointer_position(text, "/a/7") == (2, 8)
+    pointer_position("[1, 2", "/5")  # malformed text never raises
+
+
+def test_duplicate_keys_point_at_the_value_parsers_keep():
+    assert pointer_position('{"a": 1, "a": 2}', "/a") == (1, 15)
+
+
+def test_findings_of_a_file_carry_line_and_column():
+    text = '{\n  "paymentIds": [\n    "a",\n    "a"\n  ]\n}\n'
+    report = Validator().validate_bytes(text.encode(), "signing-basket")
+    finding = report.findings[0]
+    assert (finding.rule, finding.pointer, finding.line, finding.column) == ("basket-duplicate-ids", "/paymentIds/1", 4, 5)

@@ -1,0 +1,112 @@
+"""Where a JSON pointer's value starts in the JSON text: line and column for findings.
+
+Findings point into the payload with RFC 6901 pointers; a person reading `bulk.json:214:9` in a
+terminal, or a code-scanning UI placing an annotation, wants the line too. Only payloads with
+findings are scanned, and only the containers on the findings' paths, each once: skipping a value
+is done by the C decoder, so 200,000 findings in a 4 MB payload cost one pass, not 200,000.
+"""
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from json.decoder import scanstring
+
+_WHITESPACE = " \t\n\r"
+_DECODER = json.JSONDecoder()
+_NEWLINE = re.compile("\n")
+
+
+def _skip_ws(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in _WHITESPACE:
+        i += 1
+    return i
+
+
+class PositionIndex:
+    """Offsets of values in one JSON text, found lazily and cached per container."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._children: dict[int, dict[str, int] | list[int] | None] = {}
+        self._newlines: list[int] | None = None
+
+    def _scan(self, i: int) -> dict[str, int] | list[int] | None:
+        """Offsets of the members (object: name -> offset, the last of duplicates as parsers keep)
+        or elements (array) of the container starting at ``i``."""
+        text = self.text
+        if text[i] == "{":
+            members: dict[str, int] = {}
+            i = _skip_ws(text, i + 1)
+            while i < len(text) and text[i] == '"':
+                key, i = scanstring(text, i + 1)
+                i = _skip_ws(text, i)
+                if i >= len(text) or text[i] != ":":
+                    break
+                i = _skip_ws(text, i + 1)
+                members[key] = i
+                i = _skip_ws(text, _DECODER.raw_decode(text, i)[1])
+                if i < len(text) and text[i] == ",":
+                    i = _skip_ws(text, i + 1)
+            return members
+        if text[i] == "[":
+            elements: list[int] = []
+            i = _skip_ws(text, i + 1)
+            while i < len(text) and text[i] != "]":
+                elements.append(i)
+                i = _skip_ws(text, _DECODER.raw_decode(text, i)[1])
+                if i < len(text) and text[i] == ",":
+                    i = _skip_ws(text, i + 1)
+            return elements
+        return None
+
+    def children(self, i: int):
+        if i not in self._children:
+            try:
+                self._children[i] = self._scan(i)
+            except (ValueError, IndexError, RecursionError):  # malformed text: the loader reported it
+                self._children[i] = None
+        return self._children[i]
+
+    def offset(self, pointer: str) -> int | None:
+        """Where the value at ``pointer`` starts; for an absent member (a missing required
+        property) where its parent starts; None when the text is not what the pointer walks."""
+        i = _skip_ws(self.text, 0)
+        if i >= len(self.text):
+            return None
+        for raw in pointer.split("/")[1:] if pointer else ():
+            token = raw.replace("~1", "/").replace("~0", "~")
+            children = self.children(i)
+            if isinstance(children, dict):
+                nxt = children.get(token)
+            elif isinstance(children, list) and token.isdigit():
+                index = int(token)
+                nxt = children[index] if index < len(children) else None
+            else:
+                return None
+            if nxt is None:
+                return i  # absent: point at the container
+            i = nxt
+        return i
+
+    def line_column(self, offset: int) -> tuple[int, int]:
+        """1-based line and column (in characters) of an index."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in _NEWLINE.finditer(self.text)]
+
+        line = bisect.bisect_left(self._newlines, offset)
+        start = self._newlines[line - 1] + 1 if line else 0
+        return line + 1, offset - start + 1
+
+    def position(self, pointer: str) -> tuple[int, int] | None:
+        offset = self.offset(pointer)
+        return None if offset is None else self.line_column(offset)
+
+
+def pointer_offset(text: str, pointer: str) -> int | None:
+    return PositionIndex(text).offset(pointer)
+
+
+def pointer_position(text: str, pointer: str) -> tuple[int, int] | None:
+    return PositionIndex(text).position(pointer)
