@@ -28,6 +28,10 @@ class Finding:
     line: int | None = None
     column: int | None = None
 
+    def __reduce__(self):
+        # Compact pickles: --jobs workers send many findings to the main process.
+        return (Finding, (self.rule, self.severity, self.pointer, self.message, self.code, self.status, self.ref, self.line, self.column))
+
     def as_dict(self) -> dict[str, Any]:
         out = {
             "rule": self.rule,
@@ -53,6 +57,9 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     # Kinds that fit equally when the kind was detected from the payload's shape.
     candidates: tuple[str, ...] = ()
+
+    def __reduce__(self):
+        return (Report, (self.source, self.kind, self.findings, self.candidates))
 
     @property
     def valid(self) -> bool:

@@ -16,6 +16,7 @@ cannot colour or rewrite the terminal.
 """
 from __future__ import annotations
 
+import re
 from typing import Mapping, Sequence
 
 from validator.findings import ERROR, WARNING, Finding, Report
@@ -42,9 +43,17 @@ def _needs_escape(ch: str) -> bool:
     )
 
 
+# The same set as _needs_escape, for a C-speed "anything to do?" test (most texts need nothing).
+_ESCAPE_RE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\ud800-\udfff"
+    + re.escape("".join(sorted(_LINE_BREAKING | _BIDI)))
+    + "]"
+)
+
+
 def oneline(value: str) -> str:
     """``value`` with every control / line-breaking / bidi character shown as an escape."""
-    if not any(_needs_escape(ch) for ch in value):
+    if not _ESCAPE_RE.search(value):
         return value
     out = []
     for ch in value:
