@@ -40,6 +40,7 @@ from document import (
     split_list,
     backticked,
 )
+from validator.findings import pointer as json_pointer, walk_json
 from validator.spec import Spec, load_spec
 
 SCHEMAS = "#/components/schemas/"
@@ -199,17 +200,10 @@ def errors_of(spec: Spec, schema_or_ref: dict, value: Any, *, formats: bool = Tr
 
 
 def pointer(*tokens: object) -> str:
-    return "#/" + "/".join(str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+    return "#" + json_pointer(*tokens)
 
 
-def walk(node: Any, tokens: tuple = ()) -> Iterator[tuple[tuple, Any]]:
-    yield tokens, node
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from walk(v, tokens + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from walk(v, tokens + (i,))
+walk = walk_json
 
 
 def assumptions_of(node: dict) -> list[str]:

@@ -22,7 +22,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = Path("docs") / "traceability.md"
@@ -31,6 +31,7 @@ COMMAND = "python tools/traceability.py --output docs/traceability.md"
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from validator.findings import pointer as json_pointer, walk_json  # noqa: E402
 from validator.spec import HTTP_METHODS, Spec, load_spec  # noqa: E402
 
 
@@ -53,17 +54,10 @@ document = _load_document_module()
 
 
 def pointer(tokens: tuple) -> str:
-    return "#/" + "/".join(str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+    return "#" + json_pointer(*tokens)
 
 
-def _walk(node: Any, tokens: tuple = ()) -> Iterator[tuple[tuple, Any]]:
-    yield tokens, node
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _walk(value, tokens + (key,))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _walk(value, tokens + (i,))
+_walk = walk_json
 
 
 def _as_list(value: Any) -> list[str]:

@@ -99,3 +99,14 @@ def pointer(*tokens: str | int) -> str:
 
 def join_pointer(base: str, *tokens: str | int) -> str:
     return base + pointer(*tokens)
+
+
+def walk_json(node: Any, tokens: tuple = ()) -> Iterable[tuple[tuple, Any]]:
+    """(reference tokens, value) for a JSON value and everything inside it, depth first."""
+    yield tokens, node
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from walk_json(value, tokens + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from walk_json(value, tokens + (i,))

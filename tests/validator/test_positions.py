@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from validator.engine import Validator
-from validator.findings import pointer as make_pointer
+from validator.findings import pointer as make_pointer, walk_json
 from validator.positions import pointer_offset, pointer_position
 
 values = st.recursive(
@@ -17,14 +17,7 @@ values = st.recursive(
 )
 
 
-def _pointers(node, tokens=()):
-    yield tokens, node
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _pointers(v, tokens + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _pointers(v, tokens + (i,))
+_pointers = walk_json
 
 
 @settings(max_examples=300, deadline=None)

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.generate import covered_kinds, valid_payloads
+from validator.findings import walk_json
 from validator.schema import _one_problem_per_value, checker_for
 from validator.spec import load_spec
 
@@ -21,14 +22,8 @@ def python_issues(checker, payload):
     return sorted((i.rule, i.pointer, i.message) for i in _one_problem_per_value(issues))
 
 
-def _paths(node, prefix=()):
-    yield prefix
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _paths(v, prefix + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _paths(v, prefix + (i,))
+def _paths(node):
+    return (tokens for tokens, _ in walk_json(node))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
