@@ -260,10 +260,13 @@ class Validator:
             cached = self._steps[plan.kind.name] = [(p, objects.get(p), calls) for p, calls in by_pattern.items()]
         return cached
 
-    def _severity(self, rule_id: str) -> str:
+    def _severity(self, rule_id: str, issued: str | None = None) -> str:
+        """The profile's severity for a rule, else the one the issue carries, else the rule's."""
         override = self.profile.rules.get(rule_id)
         if override and override.severity:
             return override.severity
+        if issued:
+            return issued
         rule = self.catalogue.get(rule_id)
         return rule.severity if rule else ERROR
 
@@ -271,13 +274,12 @@ class Validator:
         self, rule_id: str, pointer: str, message: str, request: bool, *, ref: str | None = None, severity: str | None = None
     ) -> Finding | None:
         rule = self.catalogue.get(rule_id)
-        override = self.profile.rules.get(rule_id)
-        chosen = (override.severity if override and override.severity else None) or severity or (rule.severity if rule else ERROR)
+        chosen = self._severity(rule_id, severity)
         if chosen == "off":
             return None
         code = status = None
         if request and chosen == ERROR and rule is not None:  # what an implementation must answer
-            code, status = self._answer(rule, override)
+            code, status = self._answer(rule, self.profile.rules.get(rule_id))
         return Finding(rule_id, chosen, pointer, message, code, status, ref or (rule.ref if rule else None))
 
     @staticmethod

@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from .findings import ERROR, WARNING, Finding, Report, escape_pointer_token
 from .schema import FORMAT_CHECKS, describe_error, detail_validator_class, format_checker
+from .schema import short_value as _short
 from .spec import Kind, Operation, Parameter, Spec, as_tuple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -140,11 +141,6 @@ def header_pointer(name: str) -> str:
 
 def query_pointer(name: str) -> str:
     return "/query/" + escape_pointer_token(name)
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # ================================================================ parsing

@@ -345,9 +345,13 @@ def json_type(value: Any) -> str:
     return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def short_value(value: Any, limit: int = 60) -> str:
+    """A value for a message: strings in double quotes as JSON writes them, long ones cut."""
     text = repr(value) if not isinstance(value, str) else '"' + value + '"'
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_short = short_value
 
 
 def _message(error, keyword: str, schema: dict) -> str:
