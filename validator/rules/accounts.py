@@ -1,11 +1,18 @@
 """Account identifiers: IBAN (ISO 13616) and Norwegian BBAN (A12); same debtor and creditor."""
 from __future__ import annotations
 
-from ..checks.accounts import check_iban, check_norwegian_bban
+import functools
+
+from ..checks import accounts as _accounts
 from ..findings import ERROR, WARNING
 from . import Example, Issue, rule
 
 REF = "Resources and their fields › Account reference"
+
+# Two rules read each IBAN (error and national-check warning) and each BBAN (format and MOD11):
+# check each value once. The checks are pure and return immutable tuples.
+check_iban = functools.lru_cache(maxsize=8192)(_accounts.check_iban)
+check_norwegian_bban = functools.lru_cache(maxsize=8192)(_accounts.check_norwegian_bban)
 SEPA = "createSepaCreditTransfer request rentToBerlin"
 BULK = "createBulkPayment request invoicesWithKid"
 
