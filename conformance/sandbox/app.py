@@ -1,0 +1,495 @@
+"""The sandbox's HTTP layer: a Starlette routing table over small endpoint functions.
+
+Every API request goes the same way (:func:`_serve`): the request as received (method, target, headers, exact body
+bytes) is checked by the validator's whole-request check with the sandbox clock, so one code path decides what is
+valid; error findings become the answer (:func:`refusal`: status, code and error body per A6/A7/A8). A passed request
+is attributed to its TPP (A28: the certificate's organizationIdentifier, else its subject DN) and handled inside one
+storage transaction, committed before the answer is sent; POST and DELETE answers are logged for X-Request-ID replay
+(A29) in that same transaction. Endpoint functions hold HTTP only; the lifecycle and the sandbox data are plain code
+(lifecycle.py, domain.py), SQL is in storage.py.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from validator.context import DEFAULT_PROFILE, Context, PaymentFacts, Profile
+from validator.engine import Validator
+from validator.findings import ERROR, Finding
+from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
+from validator.spec import Operation, Spec, load_spec
+
+from . import domain as D
+from . import faults as F
+from . import sca
+from .clock import Clock
+from .domain import Refused, SandboxData
+from .lifecycle import DUPLICATE_WINDOW, Lifecycle
+from .storage import MEMORY, Store, Tx
+
+JSON = "application/json"
+# Which finding answers when a request has several errors: the most fundamental first.
+STATUS_PRIORITY = (404, 405, 401, 403, 400)
+# Refusals of the lifecycle and the sandbox data (domain.py reasons) as HTTP: (status, code) (A5, A7, A27, A28).
+REFUSALS = {
+    D.NOT_FOUND: (404, "RESOURCE_UNKNOWN"),
+    D.UNKNOWN_REFERENCE: (400, "RESOURCE_UNKNOWN"),
+    D.CONFLICT: (409, "CONFLICT"),
+    D.PAYMENT_FAILED: (400, "PAYMENT_FAILED"),
+    D.INVALID: (400, "FORMAT_ERROR"),
+}
+WRITE_METHODS = frozenset({"POST", "DELETE", "PUT", "PATCH"})
+ORGANIZATION_IDENTIFIER_OID = "2.5.4.97"
+
+
+@dataclass
+class Sandbox:
+    """Everything the endpoints share: spec, validator, clock, fault switches, database and domain."""
+
+    store: Store
+    clock: Clock
+    faults: F.ActiveFaults
+    spec: Spec
+    profile: Profile
+    validator: Validator
+    data: SandboxData
+    lifecycle: Lifecycle
+
+    @classmethod
+    def create(cls, db: str = MEMORY, *, profile: Profile | None = None, faults=(), clock: Clock | None = None,
+               spec: Spec | None = None) -> "Sandbox":
+        spec = spec or load_spec()
+        profile = profile or DEFAULT_PROFILE
+        active = faults if isinstance(faults, F.ActiveFaults) else F.ActiveFaults.of(faults)
+        clock = clock or Clock()
+        data = SandboxData(active)
+        sandbox = cls(Store(db), clock, active, spec, profile, Validator(spec=spec, profile=profile), data,
+                      Lifecycle(spec, profile, clock, active, data))
+        with sandbox.store.transaction() as tx:
+            if tx.is_empty():
+                data.initialize(tx)  # A32: a new database starts with the fixed test data
+        return sandbox
+
+
+# ================================================================ replies
+@dataclass
+class Reply:
+    status: int
+    body: Any = None                      # JSON value; None: no body
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def encoded(self) -> bytes:
+        return b"" if self.body is None else json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def created(body: Any, faults: F.ActiveFaults) -> Reply:
+    """The answer to a creation (201)."""
+    return Reply(200 if F.CREATED_200 in faults else 201, body)
+
+
+def _error_schema(op: Operation | None, status: int) -> str | None:
+    response = op.responses.get(str(status)) if op else None
+    media = (response or {}).get("content", {}).get(JSON, {})
+    schema = media.get("schema", {})
+    refs = [schema.get("$ref")] + [s.get("$ref") for s in schema.get("anyOf", ())]
+    return "ErrorBody" if "#/components/schemas/ErrorBody" in refs else None
+
+
+def error_reply(op: Operation | None, status: int, messages: list[tuple[str, str | None, str]]) -> Reply:
+    """An error answer: ``messages`` are (code, path, text), the first deciding. The bulk operation answers the
+    document's ``{id, system, status, code, message}``; every other operation tppMessages (A6)."""
+    code = messages[0][0]
+    if _error_schema(op, status) == "ErrorBody":
+        text = "; ".join(f"{t} ({p})" if p else t for _c, p, t in messages)
+        return Reply(status, {"id": str(uuid.uuid4()), "system": op.path.split("/")[2], "status": status,
+                              "code": code, "message": text})
+    tpp = []
+    for c, p, t in messages:
+        message = {"category": "ERROR", "code": c}
+        if p:
+            message["path"] = p
+        message["text"] = t[:512]
+        tpp.append(message)
+    return Reply(status, {"tppMessages": tpp})
+
+
+def _message_path(pointer: str) -> str | None:
+    """A finding's pointer as a tppMessage path: body pointers relative to the body, as the spec's examples."""
+    if pointer.startswith("/body"):
+        return pointer[len("/body"):] or None
+    return pointer or None
+
+
+def refusal(findings: list[Finding], faults: F.ActiveFaults, op: Operation | None) -> Reply | None:
+    """The answer to a request with error findings, or None when it passes. Fault switches that hide rules are
+    consulted here: the only path by which an error finding goes unanswered."""
+    hidden = faults.hidden_rules
+    errors = [f for f in findings if f.severity == ERROR and f.rule not in hidden]
+    if not errors:
+        return None
+    rank = {s: i for i, s in enumerate(STATUS_PRIORITY)}
+    errors.sort(key=lambda f: rank.get(f.status or 400, len(rank)))
+    status = errors[0].status or 400
+    first = [f for f in errors if (f.status or 400) == status]
+    return error_reply(op, status, [(f.code or "FORMAT_ERROR", _message_path(f.pointer), f.message) for f in first])
+
+
+def refused_reply(op: Operation | None, refused: Refused, faults: F.ActiveFaults) -> Reply:
+    status, code = REFUSALS[refused.reason]
+    if refused.reason == D.PAYMENT_FAILED and F.LACK_OF_FUNDS_500 in faults:
+        status, code = 500, "SYSTEM_ERROR"
+    return error_reply(op, status, [(code, refused.path, refused.text)])
+
+
+def respond(reply: Reply) -> Response:
+    if reply.body is None:
+        return Response(status_code=reply.status, headers=reply.headers)
+    return Response(reply.encoded(), status_code=reply.status, media_type=JSON, headers=reply.headers)
+
+
+# ================================================================ the checked request
+@dataclass
+class Checked:
+    """A request the validator passed, with what the endpoint functions read."""
+
+    tpp: str
+    op: Operation
+    path: dict[str, str]
+    query: dict[str, Any]
+    headers: dict[str, str]
+    body: Any
+    body_bytes: bytes
+    method: str
+    target: str
+    base_url: str
+
+
+def tpp_identity(certificate_value: str | None) -> str | None:
+    """A28: the certificate's organizationIdentifier, else its subject DN."""
+    if not certificate_value:
+        return None
+    from validator.signing.certificate import parse_certificate_header
+
+    try:
+        cert = parse_certificate_header(certificate_value)
+    except Exception:  # noqa: BLE001 - the validator reports an unusable certificate
+        return None
+    for attribute in cert.subject:
+        if attribute.oid.dotted_string == ORGANIZATION_IDENTIFIER_OID:
+            return str(attribute.value)
+    return cert.subject.rfc4514_string()
+
+
+def _target(request: Request) -> str:
+    raw = request.scope.get("raw_path") or request.scope["path"].encode("utf-8")
+    query = request.scope.get("query_string") or b""
+    return (raw + (b"?" + query if query else b"")).decode("latin-1")
+
+
+def _query_values(spec: Spec, op: Operation, pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    kinds = {p.name: spec.deref(p.schema).get("type") for p in op.query_parameters}
+    out: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in out or name not in kinds:
+            continue
+        out[name] = int(value) if kinds[name] == "integer" else (value == "true") if kinds[name] == "boolean" else value
+    return out
+
+
+def _basket_context(s: Sandbox, tpp: str | None, body: bytes) -> Context | None:
+    """The payments a basket request names, for the validator's basket rules (REFERENCE_MIX_INVALID)."""
+    try:
+        ids = json.loads(body).get("paymentIds")
+    except (ValueError, AttributeError):
+        return None
+    if not tpp or not isinstance(ids, list):
+        return None
+    facts = {}
+    with s.store.transaction() as tx:
+        for pid in ids:
+            if isinstance(pid, str):
+                try:
+                    row = s.lifecycle.find_payment(tx, tpp, pid)
+                except Refused:
+                    continue
+                facts[pid] = PaymentFacts(row["service"], row["product"], row["status"])
+    return Context(payments=facts)
+
+
+def check(s: Sandbox, request: Request, body: bytes) -> Checked | Reply:
+    """The validator's whole-request check of the request as received, with the sandbox clock."""
+    target = _target(request)
+    headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.scope["headers"]]
+    parsed = parse_envelope({"method": request.method, "path": target, "headers": headers})
+    if parsed.request is None:
+        return error_reply(None, 400, [("FORMAT_ERROR", p.pointer, p.message) for p in parsed.problems])
+    req = dataclasses.replace(parsed.request, body=body, body_is_exact=True)
+    header_map = {k.lower(): v for k, v in req.headers}
+    tpp = tpp_identity(header_map.get("tpp-signature-certificate"))
+    resolution = resolve_operation(s.spec, req.method, req.path, paths=s.profile.paths)
+    op = resolution.operation
+    v = copy.copy(s.validator)
+    v.now, v.today = s.clock.now(), s.clock.today()
+    if op is not None and op.request_schema_ref and op.request_schema_ref.endswith("/SigningBasketRequest"):
+        v.context = _basket_context(s, tpp, body) or v.context
+    findings = request_findings(v, Parsed(req, parsed.problems))
+    answer = refusal(findings, s.faults, op)
+    if answer is not None:
+        return answer
+    if op is None or tpp is None:  # only with fault switches that hide what makes these errors
+        return error_reply(op, 404 if op is None else 401, [("RESOURCE_UNKNOWN" if op is None else "CERTIFICATE_INVALID", None, "not served")])
+    value = None
+    if body:
+        try:
+            value = json.loads(body)
+        except ValueError:
+            value = None
+    return Checked(tpp, op, resolution.path_values, _query_values(s.spec, op, req.query), header_map, value, body,
+                   req.method, target, str(request.base_url).rstrip("/"))
+
+
+Handler = Callable[[Sandbox, Tx, Checked], Reply]
+
+
+def _serve(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -> Reply:
+    checked = check(s, request, body)
+    if isinstance(checked, Reply):
+        return checked
+    if handler is None:
+        return error_reply(checked.op, 404, [("RESOURCE_UNKNOWN", None, "not served by the sandbox")])
+    write = checked.method in WRITE_METHODS
+    request_id = checked.headers.get("x-request-id", "")
+    body_sha = hashlib.sha256(body).hexdigest()
+    with s.store.transaction() as tx:
+        s.lifecycle.catch_up(tx)
+        now = s.clock.now()
+        if write and F.REQUEST_ID_REPLAY_DUPLICATES not in s.faults:
+            logged = tx.logged_request(checked.tpp, request_id, (now - DUPLICATE_WINDOW).isoformat())
+            if logged:  # A29: the same request answers the first response; another one is a conflict
+                if (logged["method"], logged["target"], logged["body_sha256"]) == (checked.method, checked.target, body_sha):
+                    return Reply(logged["status"], json.loads(logged["response"]) if logged["response"] else None)
+                return refused_reply(checked.op, Refused(D.CONFLICT, f"X-Request-ID {request_id} was already used "
+                                                         "for a different request"), s.faults)
+        try:
+            reply = handler(s, tx, checked)
+        except Refused as refused:
+            reply = refused_reply(checked.op, refused, s.faults)
+        if write:
+            tx.log_request({"tpp": checked.tpp, "request_id": request_id, "method": checked.method,
+                            "target": checked.target, "body_sha256": body_sha, "status": reply.status,
+                            "response": reply.encoded().decode("utf-8") or None, "created_at": now.isoformat()})
+    return reply
+
+
+def api(path: str, methods: dict[str, Handler]) -> Route:
+    """A route of the interface: each method's endpoint function, run after the request check."""
+    async def endpoint(request: Request) -> Response:
+        body = await request.body()
+        handler = methods.get(request.method)
+        return respond(await run_in_threadpool(_serve, request.app.state.sandbox, request, body, handler))
+
+    return Route(path, endpoint, methods=list(methods))
+
+
+# ================================================================ payments (A3, A4, A23, A27-A31)
+def create_payment(s: Sandbox, tx: Tx, c: Checked, seq: int | None = None) -> Reply:
+    service, product = c.op.path.split("/")[2:4]
+    row = s.lifecycle.create_payment(tx, c.tpp, service, product, c.body_bytes.decode("utf-8"), c.body,
+                                     bool(c.query.get("allowLogicalDuplicate")), seq)
+    return created(s.lifecycle.creation_response(row), s.faults)
+
+
+async def create_payment_endpoint(request: Request) -> Response:
+    s: Sandbox = request.app.state.sandbox
+    body = await request.body()
+    seq = None
+    if F.WRITE_LOST in s.faults:  # the id is taken before the request is checked, outside the write
+        with s.store.transaction() as tx:
+            seq = tx.next_seq("payments")
+    return respond(await run_in_threadpool(_serve, s, request, body, functools.partial(create_payment, seq=seq)))
+
+
+def _payment(s: Sandbox, tx: Tx, c: Checked) -> dict:
+    return s.lifecycle.find_payment(tx, c.tpp, c.path["paymentId"], c.path["payment-service"], c.path["payment-product"])
+
+
+def get_payment(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    return Reply(200, s.lifecycle.payment_detail(_payment(s, tx, c)))
+
+
+def get_payment_status(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    return Reply(200, s.lifecycle.payment_status(_payment(s, tx, c)))
+
+
+def delete_payment(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    s.lifecycle.cancel_payment(tx, _payment(s, tx, c))
+    return Reply(204)
+
+
+def _authorisation_reply(s: Sandbox, c: Checked, authorisation: dict) -> Reply:
+    path = c.target.split("?")[0] + "/" + authorisation["id"]
+    return created({"scaStatus": authorisation["sca_status"], "authorisationId": authorisation["id"],
+                    "_links": {"scaRedirect": D.link(f"{c.base_url}{sca.PAGE_PREFIX}/{authorisation['token']}", "GET"),
+                               "scaStatus": D.link(path, "GET")}}, s.faults)
+
+
+def start_payment_authorisation(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    row = _payment(s, tx, c)
+    authorisation = s.lifecycle.start_authorisation(tx, c.tpp, "payment", row, c.headers["tpp-redirect-uri"],
+                                                    c.headers["tpp-session-id"])
+    return _authorisation_reply(s, c, authorisation)
+
+
+def get_payment_authorisation(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    row = _payment(s, tx, c)
+    return Reply(200, {"scaStatus": s.lifecycle.find_authorisation(tx, c.tpp, row["id"], c.path["authorisationId"])["sca_status"]})
+
+
+# ================================================================ signing baskets (A1, A2, A27)
+def create_basket(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    basket = s.lifecycle.create_basket(tx, c.tpp, c.body["paymentIds"])
+    return created({"basketId": basket["id"], "transactionStatus": s.lifecycle.basket_status(tx, basket),
+                    "_links": s.lifecycle.basket_links(basket)}, s.faults)
+
+
+def _basket(s: Sandbox, tx: Tx, c: Checked) -> dict:
+    return s.lifecycle.find_basket(tx, c.tpp, c.path["basketId"])
+
+
+def get_basket(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    basket = _basket(s, tx, c)
+    links = s.lifecycle.basket_links(basket)
+    return Reply(200, {"payments": basket["payment_ids"], "transactionStatus": s.lifecycle.basket_status(tx, basket),
+                       "_links": {"status": links["status"]}})
+
+
+def get_basket_status(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    return Reply(200, {"transactionStatus": s.lifecycle.basket_status(tx, _basket(s, tx, c))})
+
+
+def delete_basket(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    s.lifecycle.delete_basket(tx, _basket(s, tx, c))
+    return Reply(204)
+
+
+def start_basket_authorisation(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    basket = _basket(s, tx, c)
+    authorisation = s.lifecycle.start_authorisation(tx, c.tpp, "basket", basket, c.headers["tpp-redirect-uri"],
+                                                    c.headers["tpp-session-id"])
+    return _authorisation_reply(s, c, authorisation)
+
+
+def get_basket_authorisation(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    basket = _basket(s, tx, c)
+    return Reply(200, {"scaStatus": s.lifecycle.find_authorisation(tx, c.tpp, basket["id"], c.path["authorisationId"])["sca_status"]})
+
+
+# ================================================================ sandbox data (A15, A22, A25, A32)
+def initialize(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    s.data.initialize(tx)
+    return Reply(204)
+
+
+def list_customers(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    return Reply(200, [s.data.customer_view(tx, customer, with_accounts=c.query.get("withAccounts", True),
+                                            with_agreements=c.query.get("withAgreements", True))
+                       for customer in tx.customers()])
+
+
+def create_customer(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    return created(s.data.create_customer(tx, c.body), s.faults)
+
+
+def delete_customer(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    s.data.delete_customer(tx, c.path["customerId"])
+    return Reply(204)
+
+
+def create_account(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    return created(s.data.create_account(tx, c.body), s.faults)
+
+
+def create_card_account(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    return created(s.data.create_card_account(tx, c.body), s.faults)
+
+
+def list_account_transactions(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    return Reply(200, s.data.list_account_transactions(tx, c.path["mockAccountId"], c.query))
+
+
+def create_account_transactions(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    return created(s.data.create_account_transactions(tx, c.path["mockAccountId"], c.body), s.faults)
+
+
+def create_card_transactions(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    return created(s.data.create_card_transactions(tx, c.path["mockCardAccountId"], c.body), s.faults)
+
+
+def list_card_transactions(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    return Reply(200, s.data.list_card_transactions(tx, c.path["mockCardAccountId"], c.query))
+
+
+def batch_run(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    at = s.clock.now()
+    if isinstance(c.body, dict) and c.body.get("at"):
+        from .clock import parse_instant
+
+        at = parse_instant(c.body["at"])
+    return Reply(200, s.lifecycle.batch_run(tx, at))
+
+
+# ================================================================ everything else
+async def unknown(request: Request) -> Response:
+    """Paths and methods the interface does not have: the validator says which (404, 405)."""
+    body = await request.body()
+    return respond(await run_in_threadpool(_serve, request.app.state.sandbox, request, body, None))
+
+
+PAYMENT = "/v1/{service}/{product}/{payment_id}"
+BASKET = "/v1/signing-baskets/{basket_id}"
+ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+ROUTES = [
+    Route("/v1/payments/{product}", create_payment_endpoint, methods=["POST"]),
+    Route("/v1/bulk-payments/{product}", create_payment_endpoint, methods=["POST"]),
+    Route("/v1/periodic-payments/{product}", create_payment_endpoint, methods=["POST"]),
+    api("/v1/signing-baskets", {"POST": create_basket}),
+    api(BASKET, {"GET": get_basket, "DELETE": delete_basket}),
+    api(BASKET + "/status", {"GET": get_basket_status}),
+    api(BASKET + "/authorisations", {"POST": start_basket_authorisation}),
+    api(BASKET + "/authorisations/{authorisation_id}", {"GET": get_basket_authorisation}),
+    api("/v1/sandbox/initialize", {"POST": initialize}),
+    api("/v1/sandbox/batch-runs", {"POST": batch_run}),
+    api("/v1/sandbox/customers", {"GET": list_customers, "POST": create_customer}),
+    api("/v1/sandbox/customers/{customer_id}", {"DELETE": delete_customer}),
+    api("/v1/sandbox/accounts", {"POST": create_account}),
+    api("/v1/sandbox/card-accounts", {"POST": create_card_account}),
+    api("/v1/sandbox/accounts/{account_id}/transactions", {"GET": list_account_transactions, "POST": create_account_transactions}),
+    api("/v1/sandbox/card-accounts/{card_account_id}/transactions", {"GET": list_card_transactions, "POST": create_card_transactions}),
+    api(PAYMENT, {"GET": get_payment, "DELETE": delete_payment}),
+    api(PAYMENT + "/status", {"GET": get_payment_status}),
+    api(PAYMENT + "/authorisations", {"POST": start_payment_authorisation}),
+    api(PAYMENT + "/authorisations/{authorisation_id}", {"GET": get_payment_authorisation}),
+    *sca.ROUTES,
+    Route("/{path:path}", unknown, methods=ALL_METHODS),
+]
+
+
+def create_app(sandbox: Sandbox | None = None, **options: Any) -> Starlette:
+    """The ASGI application; ``options`` go to :meth:`Sandbox.create` when no sandbox is given."""
+    app = Starlette(routes=ROUTES)
+    app.state.sandbox = sandbox or Sandbox.create(**options)
+    return app
+

@@ -1,0 +1,107 @@
+"""Fault switches: deliberately wrong variants of the sandbox that the conformance suites must catch.
+
+Each switch is one realistic bug a bank could ship, named, documented with what it breaks, and consulted at
+exactly one place in the sandbox (``where``). Switches that make the sandbox accept what the validator refuses
+(``hides``) are consulted where findings become answers (:func:`conformance.sandbox.app.refusal`): they drop the
+findings of the named rules, which is the only path by which a finding is not answered.
+
+``obvalidate sandbox faults`` lists this registry; ``obvalidate sandbox serve --fault NAME`` turns switches on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    breaks: str          # what a conforming implementation does instead (decision or document section)
+    bug: str             # what the faulty sandbox does
+    where: str           # the one place that consults the switch
+    hides: tuple[str, ...] = ()  # validator rule ids whose findings the switch drops
+
+
+BASKET_OVER_LIMIT = "basket-over-limit"
+BASKET_ACCEPTS_BULK = "basket-accepts-bulk"
+MINOR_UNITS_IGNORED = "minor-units-ignored"
+BASKET_BEST_CASE = "basket-best-case"
+SIGNATURE_NOT_VERIFIED = "signature-not-verified"
+DIGEST_NOT_CHECKED = "digest-not-checked"
+LACK_OF_FUNDS_500 = "lack-of-funds-500"
+PDNG_DELETION_ALLOWED = "pdng-deletion-allowed"
+PAGINATION_OFF_BY_ONE = "pagination-off-by-one"
+CREATED_200 = "created-200"
+STATUS_MISSING = "transaction-status-missing"
+PAST_EXECUTION_DATE = "past-execution-date-accepted"
+FOREIGN_PAYMENT_READABLE = "foreign-payment-readable"
+REQUEST_ID_REPLAY_DUPLICATES = "request-id-replay-duplicates"
+WRITE_LOST = "write-lost-under-concurrency"
+
+FAULTS: dict[str, Fault] = {f.name: f for f in (
+    Fault(BASKET_OVER_LIMIT, "a signing basket holds at most 10 payments (Limits; 400 FORMAT_ERROR)",
+          "an 11-payment basket is created", "app.refusal (finding filter)", hides=("basket-size",)),
+    Fault(BASKET_ACCEPTS_BULK, "bulk and periodic payments cannot be in a basket (400 REFERENCE_MIX_INVALID)",
+          "a basket with a bulk payment is created", "app.refusal (finding filter)",
+          hides=("basket-reference-mix",)),
+    Fault(MINOR_UNITS_IGNORED, "a request amount carries at most the currency's minor-unit digits (A9)",
+          "100.001 EUR is accepted", "app.refusal (finding filter)", hides=("amount-minor-units",)),
+    Fault(BASKET_BEST_CASE, "a basket's status is the worst case of its payments (A2)",
+          "the basket reports the best case", "lifecycle.Lifecycle.basket_status"),
+    Fault(SIGNATURE_NOT_VERIFIED, "a request whose Signature does not verify is 401 SIGNATURE_INVALID (A8)",
+          "signatures are parsed but never verified", "app.refusal (finding filter)",
+          hides=("signature-invalid", "signature-keyid-mismatch", "signature-headers-incomplete",
+                 "signature-algorithm")),
+    Fault(DIGEST_NOT_CHECKED, "a Digest not matching the body is 400 FORMAT_ERROR (A8)",
+          "a body altered after signing is accepted", "app.refusal (finding filter)",
+          hides=("digest-mismatch", "digest-missing", "digest-malformed", "digest-algorithm")),
+    Fault(LACK_OF_FUNDS_500, "insufficient funds is 400 PAYMENT_FAILED, never 500 (A7, Errors 4)",
+          "authorising a payment rejected for lack of funds answers 500 SYSTEM_ERROR", "app.REFUSALS lookup"),
+    Fault(PDNG_DELETION_ALLOWED, "deleting a PDNG payment is 409 CONFLICT (A5, A27)",
+          "a PDNG payment is cancelled with 204", "lifecycle.Lifecycle.cancel_payment"),
+    Fault(PAGINATION_OFF_BY_ONE, "offset counts the transactions skipped before the limit (A22)",
+          "one transaction too many is skipped", "domain.paginate"),
+    Fault(CREATED_200, "a creation answers 201 (Endpoints; A15)", "creations answer 200",
+          "app.created"),
+    Fault(STATUS_MISSING, "the payment status response carries transactionStatus (A3)",
+          "transactionStatus is left out of the status response", "lifecycle.Lifecycle.payment_status"),
+    Fault(PAST_EXECUTION_DATE, "an execution date before today is 400 EXECUTION_DATE_INVALID (A7, A13)",
+          "yesterday's execution date is accepted", "app.refusal (finding filter)",
+          hides=("execution-date-past",)),
+    Fault(FOREIGN_PAYMENT_READABLE, "another TPP's payment does not exist for a TPP: 404 RESOURCE_UNKNOWN (A28)",
+          "any TPP reads any payment by id", "lifecycle.Lifecycle.find_payment"),
+    Fault(REQUEST_ID_REPLAY_DUPLICATES, "a repeated X-Request-ID with the same request answers the first response (A29)",
+          "the repeated request creates a second payment", "app.write (replay lookup)"),
+    Fault(WRITE_LOST, "every 201 is stored exactly once, also under concurrent load",
+          "the payment id is taken before the request is checked, so concurrent creations overwrite each other",
+          "app.create_payment"),
+)}
+
+
+class UnknownFault(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class ActiveFaults:
+    """The switches a sandbox runs with (none: a faithful implementation)."""
+
+    names: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, names: Iterable[str] = ()) -> "ActiveFaults":
+        names = frozenset(names)
+        unknown = sorted(names - FAULTS.keys())
+        if unknown:
+            raise UnknownFault(f"unknown fault switch {', '.join(unknown)} (known: {', '.join(FAULTS)})")
+        return cls(names)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.names
+
+    @property
+    def hidden_rules(self) -> frozenset[str]:
+        return frozenset(rule for name in self.names for rule in FAULTS[name].hides)
+
+
+NONE = ActiveFaults()

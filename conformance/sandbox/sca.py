@@ -1,0 +1,128 @@
+"""The SCA page of the sandbox (A24): where the PSU's browser goes from ``_links.scaRedirect``.
+
+Not an API operation (no signature, not in the spec's paths). ``GET`` shows what is being authorised and a form
+(method POST) with one field, ``customerNumber``; ``POST`` of that form answers 303 to the TPP-Redirect-URI the
+authorisation was started with, adding ``psu-id`` and ``tpp-session-id`` to its query on success, or ``message``
+on failure.
+"""
+from __future__ import annotations
+
+import html
+import json
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from .domain import Refused
+from .lifecycle import SCA_STARTED, entries
+
+PAGE_PREFIX = "/sca"
+FIELD = "customerNumber"
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;background:#f3f5f8;color:#1d2733;margin:0}
+main{max-width:42rem;margin:3rem auto;background:#fff;border-radius:12px;padding:2rem 2.5rem;box-shadow:0 2px 12px #0002}
+h1{font-size:1.4rem;margin:0 0 .25rem}p.lead{color:#56606b;margin:0 0 1.5rem}
+table{width:100%;border-collapse:collapse;margin-bottom:1.5rem}
+th,td{text-align:left;padding:.45rem .3rem;border-bottom:1px solid #e3e7ec;font-size:.95rem}
+td.amount{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+label{display:block;font-weight:600;margin-bottom:.4rem}
+input{font-size:1.1rem;padding:.55rem .7rem;width:14rem;border:1px solid #9aa5b1;border-radius:6px}
+button{font-size:1.05rem;padding:.6rem 1.4rem;margin-left:.6rem;background:#0b5cad;color:#fff;border:0;border-radius:6px}
+.note{color:#56606b;font-size:.85rem;margin-top:1.5rem}.state{font-weight:600;color:#8a1c1c}
+"""
+
+
+def with_query(uri: str, params: dict[str, str]) -> str:
+    """``uri`` with ``params`` added to its query (existing parameters kept)."""
+    parts = urlsplit(uri)
+    query = "&".join(q for q in (parts.query, urlencode(params)) if q)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+
+
+def parse_form(body: bytes) -> dict[str, str]:
+    """An application/x-www-form-urlencoded body (first value of each name)."""
+    out: dict[str, str] = {}
+    for name, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True):
+        out.setdefault(name, value)
+    return out
+
+
+def _rows(payments: list[dict]) -> str:
+    rows = []
+    for p in payments:
+        body = json.loads(p["body"])
+        debtor = body.get("debtorAccount", {})
+        for e in entries(body):
+            creditor = e.get("creditorAccount", {})
+            amount = e.get("instructedAmount", {})
+            cells = (e.get("creditorName", ""), creditor.get("iban") or creditor.get("bban", ""),
+                     debtor.get("iban") or debtor.get("bban", ""), body.get("requestedExecutionDate") or body.get("startDate") or "")
+            rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
+                        + f'<td class="amount">{html.escape(str(amount.get("amount", "")))} {html.escape(str(amount.get("currency", "")))}</td></tr>')
+    return "\n".join(rows)
+
+
+def render(authorisation: dict, payments: list[dict]) -> str:
+    count = sum(len(entries(json.loads(p["body"]))) for p in payments)
+    what = "a signing basket" if authorisation["subject_kind"] == "basket" else "a payment"
+    if authorisation["sca_status"] == SCA_STARTED:
+        form = (f'<form method="post" action="{PAGE_PREFIX}/{html.escape(authorisation["token"])}">'
+                f'<label for="{FIELD}">Customer number (customerNumber of a sandbox customer)</label>'
+                f'<input id="{FIELD}" name="{FIELD}" inputmode="numeric" autocomplete="off" required autofocus>'
+                '<button type="submit">Authorise</button></form>')
+    else:
+        form = f'<p class="state">This authorisation is {html.escape(authorisation["sca_status"])}.</p>'
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sandbox SCA – authorise {what}</title>
+<meta name="viewport" content="width=device-width,initial-scale=1"><style>{_STYLE}</style></head>
+<body><main>
+<h1>Authorise {what}</h1>
+<p class="lead">{count} credit transfer{'s' if count != 1 else ''} for the TPP to execute.</p>
+<table><thead><tr><th>Creditor</th><th>Creditor account</th><th>Debtor account</th><th>Execution date</th><th class="amount">Amount</th></tr></thead>
+<tbody>
+{_rows(payments)}
+</tbody></table>
+{form}
+<p class="note">Sandbox: the customerNumber identifies the PSU (Authentication › PSU authentication). The customer must own
+the debtor account and have the funds.</p>
+</main></body></html>"""
+
+
+def _page(sandbox, token: str) -> Response:
+    with sandbox.store.transaction() as tx:
+        try:
+            authorisation = sandbox.lifecycle.authorisation_by_token(tx, token)
+        except Refused as refused:
+            return HTMLResponse(f"<!doctype html><title>Unknown</title><p>{html.escape(refused.text)}</p>", 404)
+        return HTMLResponse(render(authorisation, sandbox.lifecycle.sca_payments(tx, authorisation)))
+
+
+def _submit(sandbox, token: str, body: bytes) -> Response:
+    number = parse_form(body).get(FIELD, "")
+    with sandbox.store.transaction() as tx:
+        try:
+            authorisation = sandbox.lifecycle.authorisation_by_token(tx, token)
+        except Refused as refused:
+            return HTMLResponse(f"<!doctype html><title>Unknown</title><p>{html.escape(refused.text)}</p>", 404)
+        try:
+            ok, message, psu_id = sandbox.lifecycle.complete_sca(tx, authorisation, number)
+        except Refused as refused:
+            ok, message, psu_id = False, refused.text, None
+    params = {"psu-id": psu_id, "tpp-session-id": authorisation["session_id"]} if ok else {"message": message}
+    return RedirectResponse(with_query(authorisation["redirect_uri"], params), status_code=303)
+
+
+async def page(request: Request) -> Response:
+    sandbox = request.app.state.sandbox
+    token = request.path_params["token"]
+    if request.method == "POST":
+        body = await request.body()
+        return await run_in_threadpool(_submit, sandbox, token, body)
+    return await run_in_threadpool(_page, sandbox, token)
+
+
+ROUTES = [Route(PAGE_PREFIX + "/{token}", page, methods=["GET", "POST"])]
