@@ -140,7 +140,7 @@ class SandboxData:
         if tx.customer_by_number(body["customerNumber"]) is None:
             raise Refused(UNKNOWN_REFERENCE, f"no sandbox customer with customerNumber {body['customerNumber']}", "/customerNumber")
         if tx.account_by_reference(body.get("iban"), body.get("bban")):
-            raise Refused(INVALID, "a sandbox account with this iban or bban exists", "/bban")
+            raise Refused(CONFLICT, "a sandbox account with this iban or bban exists", "/bban")
         balances = body.get("balances") or []
         balance = balances[0]["balanceAmount"]["amount"] if balances else 0
         account_id = opaque_id("ACC-" + (body.get("bban") or body["iban"]))
@@ -181,7 +181,7 @@ class SandboxData:
     def paginate(self, items: list, offset: int | None, limit: int | None) -> list:
         """``offset`` transactions skipped, then at most ``limit`` returned (A22)."""
         start = offset or 0
-        if F.PAGINATION_OFF_BY_ONE in self.faults:
+        if offset is not None and F.PAGINATION_OFF_BY_ONE in self.faults:  # offset taken as 1-based
             start += 1
         return items[start:] if limit is None else items[start:start + limit]
 

@@ -1,0 +1,180 @@
+"""Every fault switch breaks the behaviour it names, and only with the switch on: one scenario per switch, run on a
+faithful sandbox (the scenario holds) and with the switch on (it does not). Responses the validator's response kinds
+refuse are collected, not failed on: for some switches they are the evidence."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+from conftest import in_days
+from flows import BULK, EMPTY, SEPA, authorise, bulk_body, create, sepa, sepa_body, status
+
+from conformance.client import SignedClient
+from conformance.sandbox import faults as F
+from conformance.sandbox import testdata
+
+
+def _code(r) -> str | None:
+    body = r.json() if r.content else {}
+    return body["tppMessages"][0]["code"] if "tppMessages" in body else body.get("code")
+
+
+def basket_over_limit(env) -> bool:
+    ids = [sepa(env.tpp, f"{i + 1}.00") for i in range(11)]
+    return env.tpp.call("createSigningBasket", body={"paymentIds": ids}).status_code == 400
+
+
+def basket_accepts_bulk(env) -> bool:
+    bulk = create(env.tpp, "createBulkPayment", bulk_body("5"))
+    r = env.tpp.call("createSigningBasket", body={"paymentIds": [sepa(env.tpp), bulk]})
+    return r.status_code == 400 and _code(r) == "REFERENCE_MIX_INVALID"
+
+
+def minor_units_ignored(env) -> bool:
+    return env.tpp.call("createSepaCreditTransfer", body=sepa_body("100.001")).status_code == 400
+
+
+def basket_best_case(env) -> bool:
+    authorised, waiting = sepa(env.tpp, "1.00"), sepa(env.tpp, "2.00")
+    authorise(env.tpp, env.browser, authorised, testdata.KARI)
+    r = env.tpp.call("createSigningBasket", body={"paymentIds": [authorised, waiting]})
+    return r.json()["transactionStatus"] == "RCVD"
+
+
+def signature_not_verified(env) -> bool:
+    prepared = env.tpp.prepare("createSepaCreditTransfer", body=sepa_body())
+    prepared.headers = [(n, "3d9a8e42-7b1c-4c5e-9f2a-6b8d0e1f2a3d" if n == "PSU-ID" else v) for n, v in prepared.headers]
+    return env.tpp.send_prepared(prepared).status_code == 401
+
+
+def digest_not_checked(env) -> bool:
+    prepared = env.tpp.prepare("createSepaCreditTransfer", body=sepa_body("10.00"))
+    prepared.body = prepared.body.replace(b"10.00", b"99.00")
+    return env.tpp.send_prepared(prepared).status_code == 400
+
+
+def lack_of_funds_500(env) -> bool:
+    pid = create(env.tpp, "createBulkPayment", bulk_body("100.00", debtor=EMPTY))
+    authorise(env.tpp, env.browser, pid, testdata.INGRID, BULK)
+    r = env.tpp.call("startPaymentAuthorisation", path={**BULK, "paymentId": pid})
+    return r.status_code == 400 and _code(r) == "PAYMENT_FAILED"
+
+
+def pdng_deletion_allowed(env) -> bool:
+    pid = sepa(env.tpp)
+    authorise(env.tpp, env.browser, pid, testdata.KARI)
+    return env.tpp.call("deletePayment", path={**SEPA, "paymentId": pid}).status_code == 409
+
+
+def pagination_off_by_one(env) -> bool:
+    with env.sandbox.store.transaction() as tx:
+        account = tx.account_by_reference(None, testdata.ACCOUNTS[0]["bban"])["id"]
+    everything = env.tpp.call("listSandboxAccountTransactions", path={"mockAccountId": account}).json()
+    page = env.tpp.call("listSandboxAccountTransactions", path={"mockAccountId": account},
+                        query={"offset": "0", "limit": "1"}).json()
+    return page == everything[:1]
+
+
+def created_200(env) -> bool:
+    return env.tpp.call("createSepaCreditTransfer", body=sepa_body()).status_code == 201
+
+
+def transaction_status_missing(env) -> bool:
+    return "transactionStatus" in status(env.tpp, sepa(env.tpp))
+
+
+def past_execution_date_accepted(env) -> bool:
+    r = env.tpp.call("createSepaCreditTransfer", body=sepa_body(date=in_days(env.sandbox, -1)))
+    return r.status_code == 400 and _code(r) == "EXECUTION_DATE_INVALID"
+
+
+def foreign_payment_readable(env) -> bool:
+    pid = sepa(env.tpp)
+    return env.other.call("getPaymentStatus", path={**SEPA, "paymentId": pid}).status_code == 404
+
+
+def request_id_replay_duplicates(env) -> bool:
+    headers = {"X-Request-ID": "5e0c7a1b-2d3f-4a5b-8c6d-7e8f9a0b1c2d"}
+    first = env.tpp.call("createSepaCreditTransfer", body=sepa_body(), headers=headers)
+    again = env.tpp.call("createSepaCreditTransfer", body=sepa_body(), headers=headers)
+    with env.sandbox.store.transaction() as tx:
+        stored = tx.payment_count()
+    return stored == 1 and first.json() == again.json()
+
+
+def write_lost_under_concurrency(env, clients: int = 16, each: int = 6) -> bool:
+    ids: list[str] = []
+    lock = threading.Lock()
+
+    def work(n: int) -> None:
+        with SignedClient(env.server.url, env.identity, clock=env.sandbox.clock.now) as client:
+            for i in range(each):
+                r = client.call("createSepaCreditTransfer", body=sepa_body(f"{n + 1}.{i:02d}"))
+                assert r.status_code == 201, r.text
+                with lock:
+                    ids.append(r.json()["paymentId"])
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with env.sandbox.store.transaction() as tx:
+        stored = tx.payment_count()
+    return len(ids) == clients * each and len(set(ids)) == stored == len(ids)
+
+
+SCENARIOS = {
+    F.BASKET_OVER_LIMIT: basket_over_limit,
+    F.BASKET_ACCEPTS_BULK: basket_accepts_bulk,
+    F.MINOR_UNITS_IGNORED: minor_units_ignored,
+    F.BASKET_BEST_CASE: basket_best_case,
+    F.SIGNATURE_NOT_VERIFIED: signature_not_verified,
+    F.DIGEST_NOT_CHECKED: digest_not_checked,
+    F.LACK_OF_FUNDS_500: lack_of_funds_500,
+    F.PDNG_DELETION_ALLOWED: pdng_deletion_allowed,
+    F.PAGINATION_OFF_BY_ONE: pagination_off_by_one,
+    F.CREATED_200: created_200,
+    F.STATUS_MISSING: transaction_status_missing,
+    F.PAST_EXECUTION_DATE: past_execution_date_accepted,
+    F.FOREIGN_PAYMENT_READABLE: foreign_payment_readable,
+    F.REQUEST_ID_REPLAY_DUPLICATES: request_id_replay_duplicates,
+    F.WRITE_LOST: write_lost_under_concurrency,
+}
+# Switches whose broken answers the validator's response kinds refuse by themselves.
+CAUGHT_BY_RESPONSE_KINDS = {F.CREATED_200, F.STATUS_MISSING, F.LACK_OF_FUNDS_500}
+
+
+class Env:
+    def __init__(self, server, sandbox, tpp, other, browser, identity) -> None:
+        self.server, self.sandbox, self.tpp, self.other, self.browser, self.identity = (
+            server, sandbox, tpp, other, browser, identity)
+
+
+@pytest.fixture
+def env(server, sandbox, tpp, other_tpp, browser, identities, checker):
+    checker.strict = False
+    return Env(server, sandbox, tpp, other_tpp, browser, identities["A"])
+
+
+def test_registry_is_covered_and_documented():
+    assert len(F.FAULTS) >= 14
+    assert set(SCENARIOS) == set(F.FAULTS)
+    for fault in F.FAULTS.values():
+        assert fault.breaks and fault.bug and fault.where
+    with pytest.raises(F.UnknownFault):
+        F.ActiveFaults.of(["no-such-fault"])
+
+
+@pytest.mark.parametrize("name", sorted(F.FAULTS))
+def test_faithful_sandbox_holds(name, env, checker):
+    assert SCENARIOS[name](env), f"{name}: the faithful sandbox breaks the scenario"
+    assert checker.problems == []
+
+
+@pytest.mark.parametrize("faults", [(name,) for name in sorted(F.FAULTS)], ids=sorted(F.FAULTS))
+def test_fault_switch_breaks_its_behaviour(faults, env, checker):
+    name = faults[0]
+    assert not SCENARIOS[name](env), f"{name}: the switch changed nothing"
+    if name in CAUGHT_BY_RESPONSE_KINDS:
+        assert checker.problems, f"{name}: the validator's response kinds did not refuse the broken answer"
