@@ -1,0 +1,60 @@
+"""`obvalidate sandbox`: run the reference sandbox and list its fault switches.
+
+Registered as a subcommand through the ``obvalidate.commands`` entry-point group (pyproject.toml), so the validator's
+command line never imports conformance/ itself.
+"""
+from __future__ import annotations
+
+import click
+
+DEFAULT_DB = "obvalidate-sandbox.db"
+
+
+@click.group("sandbox")
+def sandbox() -> None:
+    """The reference sandbox: a faithful implementation of the interface, with fault switches."""
+
+
+@sandbox.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
+@click.option("--db", "db", default=DEFAULT_DB, show_default=True,
+              help="SQLite database file (created with the fixed test data when new); ':memory:' keeps nothing.")
+@click.option("--profile", "profile_file", type=click.Path(exists=True, dir_okay=False),
+              help="Implementer profile (YAML) the request check uses.")
+@click.option("--fault", "faults", multiple=True, metavar="NAME",
+              help="Turn a fault switch on (repeatable); see `obvalidate sandbox faults`.")
+@click.option("--now", "now", metavar="ISO-INSTANT",
+              help="Start the sandbox clock at this instant (e.g. 2026-07-01T08:30:00Z); it runs on from there.")
+def serve(host: str, port: int, db: str, profile_file: str | None, faults: tuple[str, ...], now: str | None) -> None:
+    """Serve the sandbox over HTTP (Starlette on uvicorn). The SCA page is at /sca/<token>."""
+    import uvicorn
+
+    from validator.context import ConfigError, Profile
+
+    from .app import create_app
+    from .clock import Clock, parse_instant
+    from .faults import UnknownFault
+
+    try:
+        profile = Profile.load(profile_file) if profile_file else None
+        clock = Clock(parse_instant(now) if now else None)
+        app = create_app(db=db, profile=profile, faults=faults, clock=clock)
+    except (ConfigError, UnknownFault) as exc:
+        raise click.UsageError(str(exc)) from None
+    except ValueError as exc:
+        raise click.BadParameter(f"not an ISO 8601 instant: {exc}", param_hint="--now") from None
+    switched = f" with fault switches {', '.join(faults)}" if faults else ""
+    click.echo(f"obvalidate sandbox on http://{host}:{port} (database {db}){switched}", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@sandbox.command("faults")
+def list_faults() -> None:
+    """List the fault switches and what each breaks."""
+    from .faults import FAULTS
+
+    width = max(len(name) for name in FAULTS)
+    for fault in FAULTS.values():
+        click.echo(f"{fault.name:<{width}}  {fault.bug}")
+        click.echo(f"{'':<{width}}  breaks: {fault.breaks}")
