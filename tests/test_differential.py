@@ -561,7 +561,7 @@ MUTATIONS: dict[str, tuple[tuple[str, ...], MutateFn]] = {
     "currency-product-mismatch": (PAYMENTS, m_currency_product_mismatch),
     # JSON Schema keywords
     "schema-required": (SCHEMA_KINDS, m_schema_required),
-    "schema-type": (tuple(k for k in SCHEMA_KINDS if k != "signing-basket-status"), m_schema_type),  # its one property is an enum
+    "schema-type": (tuple(k for k in SCHEMA_KINDS if k not in ("signing-basket-status", "sca-status")), m_schema_type),  # their one property is an enum
     "schema-length": (PAYMENTS + ("signing-basket", "sandbox-customer", "sandbox-card-account", "signing-basket-response"), m_schema_length),
     "schema-enum": (PAYMENTS + SANDBOX[:4] + ("payment-status", "tpp-messages-error", "error"), m_schema_enum),
     "schema-format": (PAYMENTS + ("card-transactions", "sandbox-account-transactions"), m_schema_format),

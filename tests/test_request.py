@@ -166,7 +166,8 @@ def test_every_operation_path_resolves_to_its_operation(op):
     ("GET", "/v1/loans/sepa-credit-transfers/P1/status", "path-unknown", "RESOURCE_UNKNOWN", 404),
     ("POST", "/v1/payments/instant-sepa-credit-transfers", "product-unknown", "PRODUCT_UNKNOWN", 404),
     ("POST", "/v1/payments/norwegian-domestic-credit-transfers", "product-unknown", "PRODUCT_UNKNOWN", 404),
-    ("POST", "/v1/periodic-payments/sepa-credit-transfers", "path-unknown", "RESOURCE_UNKNOWN", 404),
+    ("POST", "/v1/periodic-payments/sepa-credit-transfers", "product-unknown", "PRODUCT_UNKNOWN", 404),  # A31
+    ("POST", "/v1/standing-orders/norwegian-domestic-credit-transfers", "path-unknown", "RESOURCE_UNKNOWN", 404),
     ("POST", "/v1/payments/sepa-credit-transfers/", "path-unknown", "RESOURCE_UNKNOWN", 404),
     ("POST", "/v2/payments/sepa-credit-transfers", "path-unknown", "RESOURCE_UNKNOWN", 404),
     ("PUT", "/v1/payments/sepa-credit-transfers", "method-not-allowed", "BAD_REQUEST", 405),

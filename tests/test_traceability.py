@@ -75,7 +75,22 @@ def test_sections_in_document_order_and_assumptions_listed(rendered: str) -> Non
     sections = [s for s in section_rows if not s.startswith("A") or not s[1:].isdigit()]
     assert sections == [p.replace("|", "\\|") for p in doc.paths]
     ids = [s for s in section_rows if s.startswith("A") and s[1:].isdigit()]
-    assert ids == [f"A{i}" for i in range(1, 23)]
+    assert ids == [f"A{i}" for i in range(1, 33)]
+    assert "## Decisions the spec does not declare" not in rendered
+
+
+def test_decisions_come_from_both_files(rendered: str) -> None:
+    sources = tool.decision_sources()
+    assert [sources[f"A{i}"] for i in (1, 22, 23, 32)] == ["decisions.md", "decisions.md", "decisions-lifecycle.md", "decisions-lifecycle.md"]
+    assert list(sources) == [f"A{i}" for i in range(1, 33)]
+    assert "| A23 | `decisions-lifecycle.md` |" in rendered and "| A1 | `decisions.md` |" in rendered
+
+
+def test_a_decision_missing_from_the_spec_is_listed_apart() -> None:
+    spec, doc = load_spec(), load_document()
+    sources = dict(tool.decision_sources(), A33="decisions-future.md")
+    text = tool.render(tool.collect(spec, doc, sources))
+    assert "## Decisions the spec does not declare" in text and "| A33 | `decisions-future.md` |" in text
 
 
 def test_every_document_ref_location_is_under_its_section() -> None:

@@ -3,15 +3,18 @@
 
 For every section of the interface document (in document order): the spec locations (JSON pointers)
 whose `x-document-ref` names it, and the assumptions (`x-assumption`) marked on those locations.
-Then the assumptions A1-A22: gap, decision, profile and the spec locations that mark them.
+Then the decisions of both decision files (decisions.md: A1-A22, decisions-lifecycle.md: A23-A32):
+the file each comes from, gap, decision and profile as the spec declares them (`x-assumptions`), and
+the spec locations that mark them. A decision of the files the spec does not declare, or a declared
+one no file holds, is listed apart.
 
     python tools/traceability.py                                  # print to stdout
     python tools/traceability.py --output docs/traceability.md    # (re)write the committed matrix
     python tools/traceability.py --check [--output docs/traceability.md]   # exit 1 if stale
 
 The spec is read through validator.spec.load_spec (OBVALIDATE_SPEC overrides its path); the document
-is found as tests/document.py describes (../shared/interface-document.md beside the repository,
-or OBVALIDATE_DOCUMENT). The output is deterministic: spec order within a section, document order
+and the decision files are found as tests/document.py describes (../shared/interface-document.md and
+../shared/reference/ beside the repository, or OBVALIDATE_DOCUMENT). The output is deterministic: spec order within a section, document order
 across sections.
 """
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+DECISION_FILES = ("decisions.md", "decisions-lifecycle.md")
 DEFAULT_OUTPUT = Path("docs") / "traceability.md"
 COMMAND = "python tools/traceability.py --output docs/traceability.md"
 
@@ -90,11 +94,27 @@ class Matrix:
     unresolved: list[Location] = field(default_factory=list)  # x-document-ref naming no section
     by_assumption: dict[str, list[Location]] = field(default_factory=dict)
     assumptions: dict[str, dict] = field(default_factory=dict)  # the spec's x-assumptions
+    decision_files: dict[str, str] = field(default_factory=dict)  # decision id -> the file holding it
     release: str = ""
 
 
-def collect(spec: Spec, doc) -> Matrix:
+def decision_sources(names: tuple[str, ...] = DECISION_FILES) -> dict[str, str]:
+    """Decision id -> name of the decision file whose table holds it, in file and table order."""
+    sources: dict[str, str] = {}
+    for name in names:
+        path = document.reference_path(name)
+        parsed = document.parse_markdown(path.read_text(encoding="utf-8"), path)
+        for section in parsed.sections:
+            for table in section.tables:
+                if table.header[:1] == ["id"]:
+                    for record in table.records():
+                        sources.setdefault(record["id"], name)
+    return sources
+
+
+def collect(spec: Spec, doc, decision_files: dict[str, str] | None = None) -> Matrix:
     matrix = Matrix(sections=list(doc.paths), release=str(spec.info.get("version", "")))
+    matrix.decision_files = dict(decision_files or {})
     matrix.by_section = {s: [] for s in matrix.sections}
     matrix.assumptions = {a: dict(spec.assumptions[a]) for a in sorted(spec.assumptions, key=_assumption_key)}
     for tokens, node in _walk(spec.document):
@@ -138,7 +158,8 @@ def render(matrix: Matrix) -> str:
         f"`{COMMAND}`. Do not edit by hand: `tests/test_traceability.py` fails when this file is stale.",
         "",
         f"Spec release {matrix.release}. {len(matrix.sections)} document sections, {covered} of them referenced by "
-        f"{refs} spec locations (`x-document-ref`); {len(matrix.assumptions)} assumptions (`x-assumption`).",
+        f"{refs} spec locations (`x-document-ref`); {len(matrix.assumptions)} assumptions (`x-assumption`) "
+        f"of {len(matrix.decision_files)} decisions in {', '.join(f'`{n}`' for n in dict.fromkeys(matrix.decision_files.values()))}.",
         "",
         "## Document sections → spec",
         "",
@@ -158,14 +179,20 @@ def render(matrix: Matrix) -> str:
         "",
         "## Assumptions → spec",
         "",
-        "| Id | Gap | Decision | Profile | Spec locations |",
-        "|---|---|---|---|---|",
+        "| Id | File | Gap | Decision | Profile | Spec locations |",
+        "|---|---|---|---|---|---|",
     ]
     for aid, a in matrix.assumptions.items():
         profile = f"yes (`{a['profile-key']}`)" if a.get("profile") and a.get("profile-key") else (
             "yes" if a.get("profile") else "no")
-        out.append(f"| {aid} | {_cell(a.get('gap', ''))} | {_cell(a.get('decision', ''))} | {profile} | "
+        source = f"`{matrix.decision_files[aid]}`" if aid in matrix.decision_files else "—"
+        out.append(f"| {aid} | {source} | {_cell(a.get('gap', ''))} | {_cell(a.get('decision', ''))} | {profile} | "
                    f"{_locations(matrix.by_assumption.get(aid, []))} |")
+    undeclared_decisions = [aid for aid in matrix.decision_files if aid not in matrix.assumptions]
+    if undeclared_decisions:
+        out += ["", "## Decisions the spec does not declare", "", "| Id | File |", "|---|---|"]
+        for aid in undeclared_decisions:
+            out.append(f"| {aid} | `{matrix.decision_files[aid]}` |")
     undeclared = sorted(set(matrix.by_assumption) - set(matrix.assumptions), key=_assumption_key)
     if undeclared:
         out += ["", "## Marks naming no declared assumption", "", "| x-assumption | Spec locations |", "|---|---|"]
@@ -175,7 +202,7 @@ def render(matrix: Matrix) -> str:
 
 
 def build(spec_path: str | None = None, document_path: str | None = None) -> str:
-    return render(collect(load_spec(spec_path), document.load_document(document_path)))
+    return render(collect(load_spec(spec_path), document.load_document(document_path), decision_sources()))
 
 
 # ---------------------------------------------------------------- command line
