@@ -14,16 +14,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
 
 import httpx
-import pytest
 
 from conformance.client import Identity, SignedClient
-from conformance.sandbox import testdata
+from conformance.load import Load, sepa_creation
 from conformance.sandbox.faults import WRITE_LOST
 from conformance.sandbox.storage import Store
-from conformance.server_process import SandboxProcess
 
 CLIENTS, CREATIONS = 16, 500
 LOAD_SECONDS = 420.0       # bound of one whole load, restart included
@@ -31,89 +28,6 @@ RESEND_SECONDS = 60.0      # how long a client resends one request while the ser
 SEPA = {"payment-service": "payments", "payment-product": "sepa-credit-transfers"}
 REDIRECT = "https://tpp.example.no/callback?state=reliability"
 SESSION = "0d9c6e1a-3f2b-4c5d-8e7f-9a0b1c2d3e4f"
-
-
-def sepa_body(tag: str, client: int, index: int) -> dict:
-    """A distinct creation (A30: the remittance differs, so none is a logical duplicate of another)."""
-    return {"instructedAmount": {"amount": f"{client + 1}.{index % 100:02d}", "currency": "EUR"},
-            "creditorName": "Ingrid Hansen Immobilien GmbH",
-            "creditorAccount": {"iban": "DE89370400440532013000", "currency": "EUR"},
-            "debtorAccount": {"iban": testdata.EUR_ACCOUNT["iban"], "currency": "EUR"},
-            "remittanceInformationUnstructured": f"{tag} {client}-{index}"}
-
-
-@dataclass(frozen=True)
-class Creation:
-    client: int
-    index: int
-    status: int
-    payment_id: str | None
-    attempts: int                 # > 1: resent after a transport failure (the server was down)
-    answered: float               # time.monotonic() of the answer
-
-
-class Load:
-    """``clients`` threads, each with its own signed client, each sending ``per_client`` creations in order."""
-
-    def __init__(self, url: str, identity: Identity, *, clients: int, per_client: int, tag: str) -> None:
-        self.url, self.identity, self.tag = url, identity, tag
-        self.clients, self.per_client = clients, per_client
-        self.creations: list[Creation] = []
-        self.failures: list[str] = []
-        self._lock = threading.Lock()
-        self._answered = threading.Condition(self._lock)
-        self._threads = [threading.Thread(target=self._client, args=(n,), daemon=True) for n in range(clients)]
-
-    @property
-    def total(self) -> int:
-        return self.clients * self.per_client
-
-    def start(self) -> "Load":
-        for thread in self._threads:
-            thread.start()
-        return self
-
-    def wait_for(self, answered: int, timeout: float) -> None:
-        """Until ``answered`` creations are answered (or a client failed, or ``timeout``)."""
-        with self._answered:
-            self._answered.wait_for(lambda: len(self.creations) >= answered or self.failures, timeout)
-
-    def join(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        for thread in self._threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        alive = sum(t.is_alive() for t in self._threads)
-        assert not alive, f"{alive} load clients still running after {timeout:.0f} s"
-
-    def _client(self, number: int) -> None:
-        try:
-            with SignedClient(self.url, self.identity, timeout=30.0) as client:
-                for index in range(self.per_client):
-                    request = client.prepare("createSepaCreditTransfer", body=sepa_body(self.tag, number, index))
-                    response, attempts = self._send(client, request)
-                    pid = response.json().get("paymentId") if response.status_code == 201 else None
-                    with self._answered:
-                        self.creations.append(Creation(number, index, response.status_code, pid, attempts,
-                                                       time.monotonic()))
-                        self._answered.notify_all()
-        except Exception as exc:  # noqa: BLE001 - reported by the test, which must not hang on a dead client
-            with self._answered:
-                self.failures.append(f"client {number}: {type(exc).__name__}: {exc}")
-                self._answered.notify_all()
-
-    @staticmethod
-    def _send(client: SignedClient, request) -> tuple[httpx.Response, int]:
-        """Send; on a transport failure resend the same signed bytes until the server answers (bounded)."""
-        deadline = time.monotonic() + RESEND_SECONDS
-        attempts = 0
-        while True:
-            attempts += 1
-            try:
-                return client.send_prepared(request), attempts
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
 
 
 def read_statuses(url: str, identity: Identity, payment_ids: list[str], *, clients: int = CLIENTS) -> dict[str, tuple[int, str | None]]:
@@ -170,7 +84,8 @@ def load_problems(load: Load, reads: dict[str, tuple[int, str | None]], stored: 
 
 def test_concurrent_signed_creations_survive_sigkill(serve, identities):
     server = serve("load")
-    load = Load(server.url, identities["A"], clients=CLIENTS, per_client=CREATIONS, tag="load").start()
+    load = Load(server.url, identities["A"], clients=CLIENTS, per_client=CREATIONS, body=sepa_creation("load"),
+                resend_seconds=RESEND_SECONDS).start()
     started = time.monotonic()
 
     load.wait_for(load.total // 2, LOAD_SECONDS)
@@ -196,7 +111,7 @@ def test_concurrent_signed_creations_survive_sigkill(serve, identities):
 def test_the_load_checks_catch_lost_writes(serve, identities):
     """The same load and checks, small, against a sandbox that loses writes under concurrency: they must fail."""
     server = serve("lost", faults=(WRITE_LOST,))
-    load = Load(server.url, identities["A"], clients=CLIENTS, per_client=12, tag="lost").start()
+    load = Load(server.url, identities["A"], clients=CLIENTS, per_client=10, body=sepa_creation("lost")).start()
     load.join(LOAD_SECONDS)
     ids = [c.payment_id for c in load.creations if c.payment_id]
     reads = read_statuses(server.url, identities["A"], sorted(set(ids)))
@@ -239,10 +154,11 @@ def first_code(response: httpx.Response) -> str | None:
 
 def _own_resources(client: SignedClient, tag: str) -> tuple[str, str, str]:
     """A payment of the client's TPP with an authorisation started, and a basket of another of its payments."""
-    pid = client.call("createSepaCreditTransfer", body=sepa_body(tag, 0, 0)).json()["paymentId"]
+    body = sepa_creation(tag)
+    pid = client.call("createSepaCreditTransfer", body=body(0, 0)).json()["paymentId"]
     authorisation = client.call("startPaymentAuthorisation", path={**SEPA, "paymentId": pid},
                                 headers={"TPP-Redirect-URI": REDIRECT, "TPP-Session-ID": SESSION})
-    in_basket = client.call("createSepaCreditTransfer", body=sepa_body(tag, 0, 1)).json()["paymentId"]
+    in_basket = client.call("createSepaCreditTransfer", body=body(0, 1)).json()["paymentId"]
     basket = client.call("createSigningBasket", body={"paymentIds": [in_basket]})
     assert authorisation.status_code == 201 and basket.status_code == 201, (authorisation.text, basket.text)
     return pid, authorisation.json()["authorisationId"], basket.json()["basketId"]
