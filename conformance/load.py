@@ -38,6 +38,14 @@ def sepa_creation(tag: str, debtor_iban: str = EUR_ACCOUNT["iban"]) -> Callable[
     return body
 
 
+def join_all(threads: list[threading.Thread], timeout: float) -> int:
+    """Wait for ``threads`` within one ``timeout`` in all; how many are still running."""
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return sum(thread.is_alive() for thread in threads)
+
+
 @dataclass(frozen=True)
 class Creation:
     client: int
@@ -76,10 +84,7 @@ class Load:
 
     def join(self, timeout: float) -> None:
         """Until every client is done; AssertionError if one is still running after ``timeout``."""
-        deadline = time.monotonic() + timeout
-        for thread in self._threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        alive = sum(t.is_alive() for t in self._threads)
+        alive = join_all(self._threads, timeout)
         assert not alive, f"{alive} load clients still running after {timeout:.0f} s"
 
     def _client(self, number: int) -> None:

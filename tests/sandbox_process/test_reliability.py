@@ -18,7 +18,7 @@ from collections import Counter
 import httpx
 
 from conformance.client import Identity, SignedClient
-from conformance.load import Load, sepa_creation
+from conformance.load import Load, join_all, sepa_creation
 from conformance.sandbox.faults import WRITE_LOST
 from conformance.sandbox.storage import Store
 
@@ -45,8 +45,7 @@ def read_statuses(url: str, identity: Identity, payment_ids: list[str], *, clien
     threads = [threading.Thread(target=reader, args=(payment_ids[n::clients],), daemon=True) for n in range(clients)]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(LOAD_SECONDS)
+    join_all(threads, LOAD_SECONDS)
     return found
 
 
@@ -194,9 +193,7 @@ def test_tpps_cannot_touch_each_others_payments_concurrently_and_after_restart(s
                for me, other in (("A", "B"), ("B", "A")) for n in range(workers)]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(LOAD_SECONDS)
-    assert not any(t.is_alive() for t in threads), "ownership probes did not finish"
+    assert not join_all(threads, LOAD_SECONDS), "ownership probes did not finish"
     assert not wrong, wrong
 
     server.kill()                                             # ownership is stored, not remembered
