@@ -338,25 +338,6 @@ def delete_payment(s: Sandbox, tx: Tx, c: Checked) -> Reply:
     return Reply(204)
 
 
-def _authorisation_reply(s: Sandbox, c: Checked, authorisation: dict) -> Reply:
-    path = c.target.split("?")[0] + "/" + authorisation["id"]
-    return created({"scaStatus": authorisation["sca_status"], "authorisationId": authorisation["id"],
-                    "_links": {"scaRedirect": D.link(f"{c.base_url}{sca.PAGE_PREFIX}/{authorisation['token']}", "GET"),
-                               "scaStatus": D.link(path, "GET")}}, s.faults)
-
-
-def start_payment_authorisation(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    row = _payment(s, tx, c)
-    authorisation = s.lifecycle.start_authorisation(tx, c.tpp, "payment", row, c.headers["tpp-redirect-uri"],
-                                                    c.headers["tpp-session-id"])
-    return _authorisation_reply(s, c, authorisation)
-
-
-def get_payment_authorisation(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    row = _payment(s, tx, c)
-    return Reply(200, {"scaStatus": s.lifecycle.find_authorisation(tx, c.tpp, row["id"], c.path["authorisationId"])["sca_status"]})
-
-
 # ================================================================ signing baskets (A1, A2, A27)
 def create_basket(s: Sandbox, tx: Tx, c: Checked) -> Reply:
     basket = s.lifecycle.create_basket(tx, c.tpp, c.body["paymentIds"])
@@ -384,16 +365,25 @@ def delete_basket(s: Sandbox, tx: Tx, c: Checked) -> Reply:
     return Reply(204)
 
 
-def start_basket_authorisation(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    basket = _basket(s, tx, c)
-    authorisation = s.lifecycle.start_authorisation(tx, c.tpp, "basket", basket, c.headers["tpp-redirect-uri"],
+# ================================================================ authorisation (A23, A24)
+def _authorisation_subject(s: Sandbox, tx: Tx, c: Checked) -> tuple[str, dict]:
+    return ("basket", _basket(s, tx, c)) if "basketId" in c.path else ("payment", _payment(s, tx, c))
+
+
+def start_authorisation(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    kind, subject = _authorisation_subject(s, tx, c)
+    authorisation = s.lifecycle.start_authorisation(tx, c.tpp, kind, subject, c.headers["tpp-redirect-uri"],
                                                     c.headers["tpp-session-id"])
-    return _authorisation_reply(s, c, authorisation)
+    path = c.target.split("?")[0] + "/" + authorisation["id"]
+    return created({"scaStatus": authorisation["sca_status"], "authorisationId": authorisation["id"],
+                    "_links": {"scaRedirect": D.link(f"{c.base_url}{sca.PAGE_PREFIX}/{authorisation['token']}", "GET"),
+                               "scaStatus": D.link(path, "GET")}}, s.faults)
 
 
-def get_basket_authorisation(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    basket = _basket(s, tx, c)
-    return Reply(200, {"scaStatus": s.lifecycle.find_authorisation(tx, c.tpp, basket["id"], c.path["authorisationId"])["sca_status"]})
+def get_authorisation(s: Sandbox, tx: Tx, c: Checked) -> Reply:
+    _kind, subject = _authorisation_subject(s, tx, c)
+    found = s.lifecycle.find_authorisation(tx, c.tpp, subject["id"], c.path["authorisationId"])
+    return Reply(200, {"scaStatus": found["sca_status"]})
 
 
 # ================================================================ sandbox data (A15, A22, A25, A32)
@@ -468,8 +458,8 @@ ROUTES = [
     api("/v1/signing-baskets", {"POST": create_basket}),
     api(BASKET, {"GET": get_basket, "DELETE": delete_basket}),
     api(BASKET + "/status", {"GET": get_basket_status}),
-    api(BASKET + "/authorisations", {"POST": start_basket_authorisation}),
-    api(BASKET + "/authorisations/{authorisation_id}", {"GET": get_basket_authorisation}),
+    api(BASKET + "/authorisations", {"POST": start_authorisation}),
+    api(BASKET + "/authorisations/{authorisation_id}", {"GET": get_authorisation}),
     api("/v1/sandbox/initialize", {"POST": initialize}),
     api("/v1/sandbox/batch-runs", {"POST": batch_run}),
     api("/v1/sandbox/customers", {"GET": list_customers, "POST": create_customer}),
@@ -480,8 +470,8 @@ ROUTES = [
     api("/v1/sandbox/card-accounts/{card_account_id}/transactions", {"GET": list_card_transactions, "POST": create_card_transactions}),
     api(PAYMENT, {"GET": get_payment, "DELETE": delete_payment}),
     api(PAYMENT + "/status", {"GET": get_payment_status}),
-    api(PAYMENT + "/authorisations", {"POST": start_payment_authorisation}),
-    api(PAYMENT + "/authorisations/{authorisation_id}", {"GET": get_payment_authorisation}),
+    api(PAYMENT + "/authorisations", {"POST": start_authorisation}),
+    api(PAYMENT + "/authorisations/{authorisation_id}", {"GET": get_authorisation}),
     *sca.ROUTES,
     Route("/{path:path}", unknown, methods=ALL_METHODS),
 ]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
 
 from stdnum.no import kontonr

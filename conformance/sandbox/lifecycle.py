@@ -35,8 +35,7 @@ TRANSITIONS: dict[str, dict[str, str]] = {
 AUTHORISABLE = frozenset(TRANSITIONS["sca-finalised"])
 NOT_DUPLICATES = ("RJCT", "CANC")                    # A30: these do not block a logical duplicate
 DUPLICATE_WINDOW = _dt.timedelta(hours=24)           # A29, A30
-# A25: batch runs, Europe/Oslo wall-clock times (profile: yes).
-BATCH_TIMES = (_dt.time(6), _dt.time(9), _dt.time(12), _dt.time(15), _dt.time(18))
+BATCH_OPERATION = "runSandboxBatch"  # its x-batch-run-times: the Europe/Oslo times of the runs (A25)
 NEVER_EXECUTED = frozenset({"periodic-payments"})    # A25, A31
 BASKET_SERVICES = frozenset({"payments"})
 SCA_STARTED, SCA_FINALISED, SCA_FAILED = "started", "finalised", "failed"
@@ -61,11 +60,18 @@ def payment_path(row: dict) -> str:
     return f"/v1/{row['service']}/{row['product']}/{row['id']}"
 
 
+def batch_times(spec: Spec, profile: Profile) -> tuple[_dt.time, ...]:
+    """A25: the profile's batch-run times, else the spec's ``x-batch-run-times`` (Europe/Oslo wall clock)."""
+    times = getattr(profile, "batch_run_times", None) or spec.operation(BATCH_OPERATION).raw["x-batch-run-times"]["times"]
+    return tuple(sorted(t if isinstance(t, _dt.time) else _dt.time.fromisoformat(t) for t in times))
+
+
 class Lifecycle:
     def __init__(self, spec: Spec, profile: Profile, clock: Clock, faults: F.ActiveFaults, data: SandboxData) -> None:
         self.spec, self.clock, self.faults, self.data = spec, clock, faults, data
         self.minor_units = spec.minor_units
         self.ranking = basket_ranking(SimpleNamespace(spec=spec, profile=profile))
+        self.batch_times = batch_times(spec, profile)
 
     # ---- transitions ----
     def _move(self, tx: Tx, row: dict, event: str, funds_available: bool | None = None, *,
@@ -331,7 +337,7 @@ class Lifecycle:
         return True
 
     def catch_up(self, tx: Tx) -> None:
-        """Perform the scheduled runs (BATCH_TIMES, Oslo) the sandbox clock has passed since the last one."""
+        """Perform the scheduled runs (batch_times, Oslo) the sandbox clock has passed since the last one."""
         now = self.clock.now()
         last_text = tx.meta("batch-clock")
         if last_text is None:
@@ -341,7 +347,7 @@ class Lifecycle:
         due = []
         day = last.astimezone(OSLO).date()
         while day <= now.astimezone(OSLO).date():
-            due.extend(at for t in BATCH_TIMES if last < (at := _dt.datetime.combine(day, t, tzinfo=OSLO)) <= now)
+            due.extend(at for t in self.batch_times if last < (at := _dt.datetime.combine(day, t, tzinfo=OSLO)) <= now)
             day += _dt.timedelta(days=1)
         for at in due:
             self.batch_run(tx, at)

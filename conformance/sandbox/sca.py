@@ -16,11 +16,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from validator.spec import load_spec
+
 from .domain import Refused
 from .lifecycle import SCA_STARTED, entries
 
 PAGE_PREFIX = "/sca"
-FIELD = "customerNumber"
+FIELD = load_spec().document["x-sca-page"]["post"]["fields"][0]  # customerNumber (A24)
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;background:#f3f5f8;color:#1d2733;margin:0}

@@ -267,9 +267,6 @@ class Tx:
     def set_sca_status(self, authorisation_id: str, sca_status: str) -> None:
         self._c.execute("UPDATE authorisations SET sca_status = ? WHERE id = ?", (sca_status, authorisation_id))
 
-    def authorisations_of(self, subject_kind: str, subject_id: str) -> list[dict]:
-        return self._all("SELECT * FROM authorisations WHERE subject_kind = ? AND subject_id = ? ORDER BY seq", subject_kind, subject_id)
-
     # ---- X-Request-ID log (A29) ----
     def logged_request(self, tpp: str, request_id: str, since: str) -> dict | None:
         return self._one("SELECT * FROM request_log WHERE tpp = ? AND request_id = ? AND created_at >= ?", tpp, request_id, since)

@@ -25,9 +25,6 @@ from validator.spec import load_spec
 # 10:30 in Oslo on the spec's example day: between the 09:00 and 12:00 batch runs.
 START = "2026-07-01T08:30:00Z"
 TODAY = "2026-07-01"
-SEPA = {"payment-service": "payments", "payment-product": "sepa-credit-transfers"}
-BULK = {"payment-service": "bulk-payments", "payment-product": "norwegian-domestic-credit-transfers"}
-REDIRECT = "https://tpp.example.no/callback?state=4c1d"
 
 
 # ---------------------------------------------------------------- response checking
