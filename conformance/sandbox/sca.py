@@ -22,6 +22,7 @@ from .domain import Refused
 from .lifecycle import SCA_STARTED, entries
 
 PAGE_PREFIX = "/sca"
+FORM_LIMIT = 64 * 1024
 FIELD = load_spec().document["x-sca-page"]["post"]["fields"][0]  # customerNumber (A24)
 
 _STYLE = """
@@ -122,7 +123,11 @@ async def page(request: Request) -> Response:
     sandbox = request.app.state.sandbox
     token = request.path_params["token"]
     if request.method == "POST":
-        body = await request.body()
+        from .app import read_body  # app.py builds its routes from this module's
+
+        body = await read_body(request, FORM_LIMIT)
+        if body is None:
+            return HTMLResponse("<!doctype html><title>Too large</title><p>The form is too large.</p>", 400)
         return await run_in_threadpool(_submit, sandbox, token, body)
     return await run_in_threadpool(_page, sandbox, token)
 
