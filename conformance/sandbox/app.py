@@ -39,6 +39,7 @@ from .clock import Clock
 from .domain import Refused, SandboxData
 from .lifecycle import DUPLICATE_WINDOW, Lifecycle
 from .storage import MEMORY, Store, Tx
+from .wire import read_body
 
 JSON = "application/json"
 log = logging.getLogger("obvalidate.sandbox")
@@ -296,17 +297,6 @@ def _serve(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -
     return reply
 
 
-async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes | None:
-    """The exact body bytes, or None when longer than ``limit`` (memory stays bounded)."""
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def _guarded(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -> Reply:
     try:
         return _serve(s, request, body, handler)
@@ -319,7 +309,7 @@ def _guarded(s: Sandbox, request: Request, body: bytes, handler: Handler | None)
 async def serve(request: Request, handler: Handler | None) -> Response:
     """Read the body (bounded), then check and handle the request on a worker thread."""
     s: Sandbox = request.app.state.sandbox
-    body = await read_body(request)
+    body = await read_body(request, MAX_BODY_BYTES)
     if body is None:
         op = resolve_operation(s.spec, request.method, request.url.path, paths=s.profile.paths).operation
         return respond(error_reply(op, 400, [("FORMAT_ERROR", "/body", f"the body exceeds {MAX_BODY_BYTES:,} bytes")]))

@@ -20,6 +20,7 @@ from validator.spec import load_spec
 
 from .domain import Refused
 from .lifecycle import SCA_STARTED, entries
+from .wire import read_body
 
 PAGE_PREFIX = "/sca"
 FORM_LIMIT = 64 * 1024
@@ -123,8 +124,6 @@ async def page(request: Request) -> Response:
     sandbox = request.app.state.sandbox
     token = request.path_params["token"]
     if request.method == "POST":
-        from .app import read_body  # app.py builds its routes from this module's
-
         body = await read_body(request, FORM_LIMIT)
         if body is None:
             return HTMLResponse("<!doctype html><title>Too large</title><p>The form is too large.</p>", 400)

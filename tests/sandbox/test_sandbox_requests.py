@@ -144,7 +144,7 @@ def test_authorisation_needs_redirect_headers(tpp):
     assert r.status_code == 400 and _codes(r) == ["HTTP_HEADER_REQUIRED"]
 
 
-def test_every_operation_of_the_spec_answers_its_success(tpp, browser, sandbox):
+def test_every_operation_of_the_spec_answers_its_success(tpp, browser, sandbox, checker):
     """A tour: each operation of spec/openapi.yaml once, signed, with its documented or decided success status."""
     from flows import PERIODIC, REDIRECT, SESSION, authorise
 
@@ -192,6 +192,7 @@ def test_every_operation_of_the_spec_answers_its_success(tpp, browser, sandbox):
     success = {op_id: {int(s) for s in op.responses if s.startswith("2")} for op_id, op in tpp.spec.operations.items()}
     assert set(seen) == set(success), f"not toured: {sorted(set(success) - set(seen))}"
     assert {op: s for op, s in seen.items() if s not in success[op]} == {}
+    assert checker.checked >= len(success) and checker.problems == []   # each answer passed its response kind
 
 
 def test_oversized_body_and_defects_answer_in_the_error_body(tpp, sandbox, monkeypatch):
