@@ -236,7 +236,7 @@ def _color(output: str | None) -> bool:
 
 
 def _kind_names(spec) -> set[str]:
-    from .request_shape import REQUEST_KIND
+    from .request.shape import REQUEST_KIND
 
     return set(spec.kinds) | {REQUEST_KIND}
 
@@ -253,7 +253,7 @@ def kinds_command(fmt: str) -> None:
         {"kind": k.name, "direction": k.direction, "schema": k.schema_name, "operations": list(k.operations)}
         for k in sorted(spec.kinds.values(), key=lambda k: (k.direction != "request", k.name))
     ]
-    from .request import REQUEST_KIND, REQUEST_KIND_DESCRIPTION
+    from .request.checker import REQUEST_KIND, REQUEST_KIND_DESCRIPTION
 
     rows.insert(0, {
         "kind": REQUEST_KIND, "direction": "request", "schema": None,
@@ -314,7 +314,7 @@ def explain_command(rule_id: str) -> None:
     import difflib
 
     from .rules import catalogue
-    from .rules.examples import materialize, run_example
+    from .rule_examples import materialize, run_example
     from .spec import load_spec
 
     rules = catalogue()
@@ -408,7 +408,7 @@ def sign_command(key_file: str, cert_file: str, profile_file: str | None, reques
     TPP-Signature-Certificate and a cavage-10 Signature, and write the signed request to stdout in
     the same form."""
     from .context import ConfigError, Profile
-    from .request import RequestError, load_signing_identity, sign_envelope
+    from .request.sign import RequestError, load_signing_identity, sign_envelope
 
     try:
         paths = Profile.load(profile_file).paths if profile_file else None
@@ -430,7 +430,7 @@ def sign_command(key_file: str, cert_file: str, profile_file: str | None, reques
 def keygen_command(out_dir: str, organization_identifier: str, force: bool) -> None:
     """Create a test RSA-2048 key and a self-signed certificate with a PSD2-style subject (key.pem,
     cert.pem) for sandboxes and tests. Never for production."""
-    from .request import keygen
+    from .request.sign import keygen
 
     if not organization_identifier.strip():
         raise click.BadParameter("must not be empty", param_hint="--organization-identifier")
