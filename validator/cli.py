@@ -29,13 +29,63 @@ class InputError(click.ClickException):
     exit_code = EXIT_USAGE
 
 
+# Subcommands other packages add (conformance's, for one): entry points NAME = "module:click_command_or_group".
+COMMANDS_GROUP = "obvalidate.commands"
+
+
+def _registered_commands() -> dict:
+    """The entry points of COMMANDS_GROUP by name; nothing is imported until one is run."""
+    from importlib.metadata import entry_points  # ~0.1 s: only when a name may be a registered subcommand
+
+    return {entry.name: entry for entry in entry_points(group=COMMANDS_GROUP)}
+
+
 class DefaultToValidate(click.Group):
-    """`obvalidate payload.json` means `obvalidate validate payload.json`."""
+    """`obvalidate payload.json` means `obvalidate validate payload.json`. Subcommands registered under the
+    `obvalidate.commands` entry points are loaded lazily, the way pytest and flake8 load plugins; a built-in
+    command wins over a registered one of the same name."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        if args and not self._is_command(args[0]) and args[0] not in ("--help", "-h", "--version"):
             args = ["validate", *args]
         return super().parse_args(ctx, args)
+
+    def _is_command(self, name: str) -> bool:
+        if name in self.commands:
+            return True
+        if name.startswith("-") or name.endswith(INPUT_SUFFIXES):
+            return False  # an option or an input file: the common case never looks for registered commands
+        return name in _registered_commands()
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_registered_commands()})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        command = self.commands.get(name)
+        if command is not None:
+            return command
+        entry = _registered_commands().get(name)
+        if entry is None:
+            return None
+        where = f"{entry.value} (entry point {name!r} of {COMMANDS_GROUP})"
+        try:
+            command = entry.load()
+        except Exception as exc:  # a broken plugin is a message, never a traceback
+            return _unusable(name, f"cannot load the {name!r} command from {where}: {type(exc).__name__}: {exc}")
+        if not isinstance(command, click.Command):
+            return _unusable(name, f"{where} is a {type(command).__name__}, not a click command or group")
+        return command
+
+
+def _unusable(name: str, problem: str) -> click.Command:
+    """Stands in for a registered command that cannot be loaded: --help lists it, running it exits 2 with why."""
+
+    def fail(args) -> None:
+        raise InputError(problem)
+
+    return click.Command(name, callback=fail, help=f"(unusable) {problem}", add_help_option=False,
+                         params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+                         context_settings={"ignore_unknown_options": True})
 
 
 @click.group(cls=DefaultToValidate, context_settings={"help_option_names": ["-h", "--help"]})

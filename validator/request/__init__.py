@@ -1,16 +1,16 @@
 """The ``request`` kind: a whole HTTP request checked against the operation it addresses, and the TPP side that
-builds and signs requests. Modules, lowest first (each imports only those above it in this list):
+builds and signs requests. Modules by layer, highest first (a module imports only from layers below its own; the
+import-linter contract ``request-layers`` in pyproject.toml):
 
-* :mod:`.shape` -- recognising a request input (envelope or ``.http``) without importing the rest.
-* :mod:`.message` -- the request model (:class:`HttpRequest`), problems, finding pointers.
-* :mod:`.parse` -- JSON envelopes and raw ``.http`` bytes into an :class:`HttpRequest`, never raising.
-* :mod:`.resolve` -- the operation a method + path addresses (profile path overrides applied).
-* :mod:`.parameters` -- the schemas of header, query and path parameters.
-* :mod:`.headers`, :mod:`.query` -- the header and query checks.
-* :mod:`.checker` -- the whole-request check: the above, the body through the payload engine it is handed, and
-  the signature verifier.
-* :mod:`.build`, :mod:`.sign` -- an envelope for an operation from the spec; signing it as a TPP must.
 * :mod:`.examples` -- the rule catalogue's signed whole-request examples.
+* :mod:`.checker` -- the whole-request check: parse, resolve, headers, query, the body through the payload engine
+  it is handed, and the signature verifier. :mod:`.sign` -- signing a request as a TPP must, ``keygen``.
+* :mod:`.build` -- an envelope for an operation from the spec. :mod:`.headers`, :mod:`.query` -- the header and
+  query checks. :mod:`.resolve` -- the operation a method + path addresses (profile path overrides applied).
+* :mod:`.parameters` -- the schemas of header, query and path parameters. :mod:`.parse` -- JSON envelopes and raw
+  ``.http`` bytes into an :class:`HttpRequest`, never raising.
+* :mod:`.message` -- the request model (:class:`HttpRequest`), problems, finding pointers. :mod:`.shape` --
+  recognising a request input (envelope or ``.http``) without importing the rest.
 
 The package never imports :mod:`validator.engine`: the engine dispatches kind ``request`` to :mod:`.checker` and
 passes itself in. Names load lazily (the CLI's cold start, cryptography).
