@@ -1612,3 +1612,24 @@ def test_readme_lists_every_decision_with_its_profile_flag(spec) -> None:
     assert list(rows) == DECISION_IDS
     wrong = [aid for aid, profile in rows.items() if profile.startswith("yes") != bool(spec.assumptions[aid].get("profile"))]
     assert not wrong, f"README profile column disagrees with the spec for {wrong}"
+
+
+def test_basket_cancellation_and_the_payment_lifecycle_are_data(spec, decisions) -> None:
+    basket = spec.operation("deleteSigningBasket").raw["x-cancellation"]
+    text = decisions["A27"]["decision"]
+    assert re.search(r"before its authorisation (\w+) → 204", text).group(1) in basket["refused-after-sca-status"]
+    assert (basket["deleted"]["status"], basket["deleted"]["code"]) == tuple(
+        int(v) if v.isdigit() else v for v in re.search(r"deleted basket is (\d{3}) `(\w+)`", text).groups())
+    transitions = spec.schema("TransactionStatusBulk")["x-transitions"]
+    statuses = set(spec.code_set("TransactionStatusBulk"))
+    errors = []
+    for t in transitions:
+        if not {t["from"], t["to"]} <= statuses:
+            errors.append(f"{t}: not transaction statuses")
+        words = decisions[t["x-assumption"]]["decision"]
+        if t["to"] not in words or t["from"] not in words + decisions["A23"]["decision"]:
+            errors.append(f"{t}: {t['x-assumption']} does not speak of {t['from']} and {t['to']}")
+    pairs = {(t["from"], t["to"]) for t in transitions}
+    assert ("RCVD", "CANC") in pairs and ("PDNG", "ACSC") in pairs and ("RCVD", "PDNG") in pairs
+    assert len({(t["from"], t["event"]) for t in transitions}) == len(transitions), "one target per status and event"
+    report(errors, "lifecycle transitions that no decision states")
