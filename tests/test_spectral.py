@@ -80,3 +80,8 @@ def test_spectral_reports_what_the_ruleset_checks(tmp_path: Path) -> None:
     broken.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
     results = lint(broken, tmp_path)
     assert sorted(r["code"] for r in results) == ["info-contact", "operation-description"], describe(results)
+
+
+def test_the_readme_installs_the_version_ci_pins() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert re.findall(r"@stoplight/spectral-cli@([0-9.]+)", readme) == [pinned_version()]
