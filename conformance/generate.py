@@ -36,6 +36,8 @@ Two layers:
        startDate today ... today + 365 days, endDate not before it; monthsOfExecution (distinct
        months) exactly with the frequencies the spec's PeriodicFrequency says take it (A31);
        creditor account differs from the debtor account.
+   ``PaymentStatusResponse``
+       fundsAvailable false only with the status and tppMessage code of ``x-lack-of-funds``.
    ``SandboxCardTransactionInput``
        its dates not after today.
    ``SandboxAccountTransactionInput``
@@ -129,6 +131,7 @@ class SpecStrategies:
             "BulkPaymentRequest": self.bulk_payment_request,
             "SepaCreditTransferRequest": self.sepa_credit_transfer_request,
             "PeriodicPaymentRequest": self.periodic_payment_request,
+            "PaymentStatusResponse": self.payment_status_response,
             "SandboxCardTransactionInput": self.sandbox_card_transaction_input,
             "SandboxAccountTransactionInput": self.sandbox_account_transaction_input,
         }
@@ -432,6 +435,21 @@ class SpecStrategies:
             return payment
 
         return build().filter(_distinct_accounts)
+
+    def payment_status_response(self) -> st.SearchStrategy:
+        """A status response whose fundsAvailable false comes with RJCT and PAYMENT_FAILED (A24)."""
+        schema = self.spec.schema("PaymentStatusResponse")
+        lack = schema["properties"]["fundsAvailable"]["x-lack-of-funds"]
+
+        def consistent(status: dict) -> dict:
+            if status.get("fundsAvailable") is False:
+                status["transactionStatus"] = lack["transactionStatus"]
+                messages = status.setdefault("tppMessages", [])
+                if all(m.get("code") != lack["code"] for m in messages):
+                    messages.append({"category": "ERROR", "code": lack["code"]})
+            return status
+
+        return self.object(schema).map(consistent)
 
     def sandbox_card_transaction_input(self) -> st.SearchStrategy:
         """Card input dates (the properties of date format) not after today (A14)."""

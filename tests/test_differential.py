@@ -394,6 +394,14 @@ def m_months_of_execution_duplicate(p, data):
     return Mutant(p)
 
 
+def m_funds_unavailable_rejected(p, data):
+    lack = SPEC.schema("PaymentStatusResponse")["properties"]["fundsAvailable"]["x-lack-of-funds"]
+    p["fundsAvailable"] = False
+    others = [s for s in SPEC.code_set("TransactionStatusBulk") if s != lack["transactionStatus"]]
+    p["transactionStatus"] = data.draw(st.sampled_from(others), label="status")
+    return Mutant(p)
+
+
 def _fresh_ids(taken, count: int) -> list[str]:
     out, i = [], 0
     while len(out) < count:
@@ -605,6 +613,7 @@ MUTATIONS: dict[str, tuple[tuple[str, ...], MutateFn]] = {
     "basket-reference-mix": (("signing-basket",), m_basket_reference_mix),
     "basket-payment-unknown": (("signing-basket",), m_basket_payment_unknown),
     "basket-status-worst-case": (("signing-basket-response",), m_basket_status_worst_case),
+    "funds-unavailable-rejected": (("payment-status",), m_funds_unavailable_rejected),
     # properties
     "unknown-property": (REQUEST_KINDS, m_unknown_property),
     "currency-product-mismatch": (PAYMENTS + (PERIODIC,), m_currency_product_mismatch),
