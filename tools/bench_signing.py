@@ -87,7 +87,8 @@ def whole_request(key, cert, runs: int) -> None:
     """The same machine's cost of validating a whole signed request (kind "request": parse, resolve,
     headers, query, body rules, Digest, signature) next to verify_request alone."""
     from validator.engine import Validator
-    from validator.request import build_request, sign_envelope
+    from validator.request.build import build_request
+    from validator.request.sign import sign_envelope
     from cryptography.hazmat.primitives import serialization
 
     from validator.spec import load_spec

@@ -29,13 +29,63 @@ class InputError(click.ClickException):
     exit_code = EXIT_USAGE
 
 
+# Subcommands other packages add (conformance's, for one): entry points NAME = "module:click_command_or_group".
+COMMANDS_GROUP = "obvalidate.commands"
+
+
+def _registered_commands() -> dict:
+    """The entry points of COMMANDS_GROUP by name; nothing is imported until one is run."""
+    from importlib.metadata import entry_points  # ~0.1 s: only when a name may be a registered subcommand
+
+    return {entry.name: entry for entry in entry_points(group=COMMANDS_GROUP)}
+
+
 class DefaultToValidate(click.Group):
-    """`obvalidate payload.json` means `obvalidate validate payload.json`."""
+    """`obvalidate payload.json` means `obvalidate validate payload.json`. Subcommands registered under the
+    `obvalidate.commands` entry points are loaded lazily, the way pytest and flake8 load plugins; a built-in
+    command wins over a registered one of the same name."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        if args and not self._is_command(args[0]) and args[0] not in ("--help", "-h", "--version"):
             args = ["validate", *args]
         return super().parse_args(ctx, args)
+
+    def _is_command(self, name: str) -> bool:
+        if name in self.commands:
+            return True
+        if name.startswith("-") or name.endswith(INPUT_SUFFIXES):
+            return False  # an option or an input file: the common case never looks for registered commands
+        return name in _registered_commands()
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_registered_commands()})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        command = self.commands.get(name)
+        if command is not None:
+            return command
+        entry = _registered_commands().get(name)
+        if entry is None:
+            return None
+        where = f"{entry.value} (entry point {name!r} of {COMMANDS_GROUP})"
+        try:
+            command = entry.load()
+        except Exception as exc:  # a broken plugin is a message, never a traceback
+            return _unusable(name, f"cannot load the {name!r} command from {where}: {type(exc).__name__}: {exc}")
+        if not isinstance(command, click.Command):
+            return _unusable(name, f"{where} is a {type(command).__name__}, not a click command or group")
+        return command
+
+
+def _unusable(name: str, problem: str) -> click.Command:
+    """Stands in for a registered command that cannot be loaded: --help lists it, running it exits 2 with why."""
+
+    def fail(args) -> None:
+        raise InputError(problem)
+
+    return click.Command(name, callback=fail, help=f"(unusable) {problem}", add_help_option=False,
+                         params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+                         context_settings={"ignore_unknown_options": True})
 
 
 @click.group(cls=DefaultToValidate, context_settings={"help_option_names": ["-h", "--help"]})
@@ -236,7 +286,7 @@ def _color(output: str | None) -> bool:
 
 
 def _kind_names(spec) -> set[str]:
-    from .request_shape import REQUEST_KIND
+    from .request.shape import REQUEST_KIND
 
     return set(spec.kinds) | {REQUEST_KIND}
 
@@ -253,7 +303,7 @@ def kinds_command(fmt: str) -> None:
         {"kind": k.name, "direction": k.direction, "schema": k.schema_name, "operations": list(k.operations)}
         for k in sorted(spec.kinds.values(), key=lambda k: (k.direction != "request", k.name))
     ]
-    from .request import REQUEST_KIND, REQUEST_KIND_DESCRIPTION
+    from .request.checker import REQUEST_KIND, REQUEST_KIND_DESCRIPTION
 
     rows.insert(0, {
         "kind": REQUEST_KIND, "direction": "request", "schema": None,
@@ -314,7 +364,7 @@ def explain_command(rule_id: str) -> None:
     import difflib
 
     from .rules import catalogue
-    from .rules.examples import materialize, run_example
+    from .rule_examples import materialize, run_example
     from .spec import load_spec
 
     rules = catalogue()
@@ -408,7 +458,7 @@ def sign_command(key_file: str, cert_file: str, profile_file: str | None, reques
     TPP-Signature-Certificate and a cavage-10 Signature, and write the signed request to stdout in
     the same form."""
     from .context import ConfigError, Profile
-    from .request import RequestError, load_signing_identity, sign_envelope
+    from .request.sign import RequestError, load_signing_identity, sign_envelope
 
     try:
         paths = Profile.load(profile_file).paths if profile_file else None
@@ -430,7 +480,7 @@ def sign_command(key_file: str, cert_file: str, profile_file: str | None, reques
 def keygen_command(out_dir: str, organization_identifier: str, force: bool) -> None:
     """Create a test RSA-2048 key and a self-signed certificate with a PSD2-style subject (key.pem,
     cert.pem) for sandboxes and tests. Never for production."""
-    from .request import keygen
+    from .request.sign import keygen
 
     if not organization_identifier.strip():
         raise click.BadParameter("must not be empty", param_hint="--organization-identifier")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import request_shape as _request_shape
+from .request import shape as _request_shape
 from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, today_in_oslo
 from .findings import ERROR, Finding, Report
@@ -100,7 +100,7 @@ class Validator:
         self.spec = spec or load_spec()
         self.profile = profile or DEFAULT_PROFILE
         self.context = context or Context()
-        # The request clock (kind "request": Date window, certificate validity); see validator.request._clock.
+        # The request clock (kind "request": Date window, certificate validity); see validator.request.checker._clock.
         self.now = _parse_now(now) if now is not None else None
         given = today or self.context.today or self.profile.today
         self.today_given = bool(given)
@@ -111,9 +111,9 @@ class Validator:
 
     # ---- entry points ----
     def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
-        # ---- kind "request": a whole HTTP request (validator/request.py) ----
+        # ---- kind "request": a whole HTTP request (validator/request/checker.py) ----
         if kind == _request_shape.REQUEST_KIND or (kind is None and _request_shape.looks_like_envelope(payload)):
-            from .request import check_request
+            from .request.checker import check_request
 
             return check_request(self, payload, source=source)
         findings: list[Finding] = []
@@ -133,7 +133,7 @@ class Validator:
 
     def validate_bytes(self, data: bytes, kind: str | None = None, *, source: str = "<bytes>") -> Report:
         if kind == _request_shape.REQUEST_KIND or (kind is None and _request_shape.looks_like_http(data)):
-            from .request import check_request_bytes
+            from .request.checker import check_request_bytes
 
             return check_request_bytes(self, data, source=source)
         loaded = load_json_bytes(data, max_bytes=self.max_bytes)

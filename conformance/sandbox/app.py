@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import logging
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -38,8 +39,10 @@ from .clock import Clock
 from .domain import Refused, SandboxData
 from .lifecycle import DUPLICATE_WINDOW, Lifecycle
 from .storage import MEMORY, Store, Tx
+from .wire import read_body
 
 JSON = "application/json"
+log = logging.getLogger("obvalidate.sandbox")
 # Which finding answers when a request has several errors: the most fundamental first.
 STATUS_PRIORITY = (404, 405, 401, 403, 400)
 # Refusals of the lifecycle and the sandbox data (domain.py reasons) as HTTP: (status, code) (A5, A7, A27, A28).
@@ -50,6 +53,7 @@ REFUSALS = {
     D.PAYMENT_FAILED: (400, "PAYMENT_FAILED"),
     D.INVALID: (400, "FORMAT_ERROR"),
 }
+MAX_BODY_BYTES = 5 * 1024 * 1024
 WRITE_METHODS = frozenset({"POST", "DELETE", "PUT", "PATCH"})
 ORGANIZATION_IDENTIFIER_OID = "2.5.4.97"
 
@@ -293,12 +297,29 @@ def _serve(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -
     return reply
 
 
+def _guarded(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -> Reply:
+    try:
+        return _serve(s, request, body, handler)
+    except Exception:  # a defect answers 500 SYSTEM_ERROR in the interface's error body, never a traceback
+        log.exception("sandbox defect on %s %s", request.method, request.url.path)
+        op = resolve_operation(s.spec, request.method, request.url.path, paths=s.profile.paths).operation
+        return error_reply(op, 500, [("SYSTEM_ERROR", None, "internal error of the sandbox")])
+
+
+async def serve(request: Request, handler: Handler | None) -> Response:
+    """Read the body (bounded), then check and handle the request on a worker thread."""
+    s: Sandbox = request.app.state.sandbox
+    body = await read_body(request, MAX_BODY_BYTES)
+    if body is None:
+        op = resolve_operation(s.spec, request.method, request.url.path, paths=s.profile.paths).operation
+        return respond(error_reply(op, 400, [("FORMAT_ERROR", "/body", f"the body exceeds {MAX_BODY_BYTES:,} bytes")]))
+    return respond(await run_in_threadpool(_guarded, s, request, body, handler))
+
+
 def api(path: str, methods: dict[str, Handler]) -> Route:
     """A route of the interface: each method's endpoint function, run after the request check."""
     async def endpoint(request: Request) -> Response:
-        body = await request.body()
-        handler = methods.get(request.method)
-        return respond(await run_in_threadpool(_serve, request.app.state.sandbox, request, body, handler))
+        return await serve(request, methods.get(request.method))
 
     return Route(path, endpoint, methods=list(methods))
 
@@ -313,12 +334,11 @@ def create_payment(s: Sandbox, tx: Tx, c: Checked, seq: int | None = None) -> Re
 
 async def create_payment_endpoint(request: Request) -> Response:
     s: Sandbox = request.app.state.sandbox
-    body = await request.body()
     seq = None
     if F.WRITE_LOST in s.faults:  # the id is taken before the request is checked, outside the write
         with s.store.transaction() as tx:
             seq = tx.next_seq("payments")
-    return respond(await run_in_threadpool(_serve, s, request, body, functools.partial(create_payment, seq=seq)))
+    return await serve(request, functools.partial(create_payment, seq=seq))
 
 
 def _payment(s: Sandbox, tx: Tx, c: Checked) -> dict:
@@ -443,8 +463,7 @@ def batch_run(s: Sandbox, tx: Tx, c: Checked) -> Reply:
 # ================================================================ everything else
 async def unknown(request: Request) -> Response:
     """Paths and methods the interface does not have: the validator says which (404, 405)."""
-    body = await request.body()
-    return respond(await run_in_threadpool(_serve, request.app.state.sandbox, request, body, None))
+    return await serve(request, None)
 
 
 PAYMENT = "/v1/{service}/{product}/{payment_id}"

@@ -301,7 +301,7 @@ class Lifecycle:
             booked = sum(self._book(tx, p, body, e, debtor, day) for e in entries(body))
             total = len(entries(body))
             event = "executed" if booked == total else "executed-partly" if booked else "rejected"
-            self._move(tx, p, event, booked == total)
+            self._move(tx, p, event, {"executed": True, "rejected": False}.get(event))  # PART: neither
             (executed if booked else rejected).append(p["id"])
         return {"executed": executed, "rejected": rejected}
 

@@ -18,19 +18,21 @@ from starlette.routing import Route
 
 from validator.spec import load_spec
 
-from .domain import Refused
+from .domain import Refused, format_amount
 from .lifecycle import SCA_STARTED, entries
+from .wire import read_body
 
 PAGE_PREFIX = "/sca"
+FORM_LIMIT = 64 * 1024
 FIELD = load_spec().document["x-sca-page"]["post"]["fields"][0]  # customerNumber (A24)
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;background:#f3f5f8;color:#1d2733;margin:0}
-main{max-width:42rem;margin:3rem auto;background:#fff;border-radius:12px;padding:2rem 2.5rem;box-shadow:0 2px 12px #0002}
+main{max-width:52rem;margin:3rem auto;background:#fff;border-radius:12px;padding:2rem 2.5rem;box-shadow:0 2px 12px #0002}
 h1{font-size:1.4rem;margin:0 0 .25rem}p.lead{color:#56606b;margin:0 0 1.5rem}
 table{width:100%;border-collapse:collapse;margin-bottom:1.5rem}
 th,td{text-align:left;padding:.45rem .3rem;border-bottom:1px solid #e3e7ec;font-size:.95rem}
-td.amount{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th.amount,td.amount{text-align:right;font-variant-numeric:tabular-nums}td{white-space:nowrap}td.name{white-space:normal}
 label{display:block;font-weight:600;margin-bottom:.4rem}
 input{font-size:1.1rem;padding:.55rem .7rem;width:14rem;border:1px solid #9aa5b1;border-radius:6px}
 button{font-size:1.05rem;padding:.6rem 1.4rem;margin-left:.6rem;background:#0b5cad;color:#fff;border:0;border-radius:6px}
@@ -53,6 +55,13 @@ def parse_form(body: bytes) -> dict[str, str]:
     return out
 
 
+def _amount(amount: dict) -> str:
+    try:
+        return f"{format_amount(amount['amount'], amount['currency'], load_spec().minor_units)} {amount['currency']}"
+    except (KeyError, TypeError, ArithmeticError):
+        return f"{amount.get('amount', '')} {amount.get('currency', '')}"
+
+
 def _rows(payments: list[dict]) -> str:
     rows = []
     for p in payments:
@@ -61,10 +70,12 @@ def _rows(payments: list[dict]) -> str:
         for e in entries(body):
             creditor = e.get("creditorAccount", {})
             amount = e.get("instructedAmount", {})
-            cells = (e.get("creditorName", ""), creditor.get("iban") or creditor.get("bban", ""),
-                     debtor.get("iban") or debtor.get("bban", ""), body.get("requestedExecutionDate") or body.get("startDate") or "")
-            rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
-                        + f'<td class="amount">{html.escape(str(amount.get("amount", "")))} {html.escape(str(amount.get("currency", "")))}</td></tr>')
+            cells = (creditor.get("iban") or creditor.get("bban", ""), debtor.get("iban") or debtor.get("bban", ""),
+                     body.get("requestedExecutionDate") or body.get("startDate") or "first batch run")
+            shown = _amount(amount)
+            rows.append(f'<tr><td class="name">{html.escape(str(e.get("creditorName", "")))}</td>'
+                        + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
+                        + f'<td class="amount">{html.escape(shown)}</td></tr>')
     return "\n".join(rows)
 
 
@@ -122,7 +133,9 @@ async def page(request: Request) -> Response:
     sandbox = request.app.state.sandbox
     token = request.path_params["token"]
     if request.method == "POST":
-        body = await request.body()
+        body = await read_body(request, FORM_LIMIT)
+        if body is None:
+            return HTMLResponse("<!doctype html><title>Too large</title><p>The form is too large.</p>", 400)
         return await run_in_threadpool(_submit, sandbox, token, body)
     return await run_in_threadpool(_page, sandbox, token)
 

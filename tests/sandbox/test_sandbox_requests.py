@@ -10,6 +10,7 @@ from conftest import in_days
 from flows import BULK, SEPA, bulk_body, create, sepa, sepa_body, status
 
 from conformance.client import Identity, SignedClient
+from conformance.sandbox import testdata
 
 
 def _codes(r) -> list[str]:
@@ -141,3 +142,70 @@ def test_authorisation_needs_redirect_headers(tpp):
     pid = sepa(tpp)
     r = tpp.call("startPaymentAuthorisation", path={**SEPA, "paymentId": pid}, headers={"TPP-Redirect-URI": None})
     assert r.status_code == 400 and _codes(r) == ["HTTP_HEADER_REQUIRED"]
+
+
+def test_every_operation_of_the_spec_answers_its_success(tpp, browser, sandbox, checker):
+    """A tour: each operation of spec/openapi.yaml once, signed, with its documented or decided success status."""
+    from flows import PERIODIC, REDIRECT, SESSION, authorise
+
+    seen: dict[str, int] = {}
+
+    def call(op: str, **kw):
+        r = tpp.call(op, **kw)
+        seen[op] = r.status_code
+        return r
+
+    pid = call("createSepaCreditTransfer", body=sepa_body("12.00")).json()["paymentId"]
+    bulk = call("createBulkPayment", body=bulk_body("3")).json()["paymentId"]
+    periodic = call("createPeriodicPayment").json()["paymentId"]
+    where = {**SEPA, "paymentId": pid}
+    call("getPayment", path=where)
+    call("getPaymentStatus", path={**BULK, "paymentId": bulk})
+    started = call("startPaymentAuthorisation", path={**PERIODIC, "paymentId": periodic},
+                   headers={"TPP-Redirect-URI": REDIRECT, "TPP-Session-ID": SESSION}).json()
+    call("getPaymentAuthorisationStatus", path={**PERIODIC, "paymentId": periodic, "authorisationId": started["authorisationId"]})
+    other = sepa(tpp, "13.00")
+    basket = call("createSigningBasket", body={"paymentIds": [pid, other]}).json()["basketId"]
+    call("getSigningBasket", path={"basketId": basket})
+    call("getSigningBasketStatus", path={"basketId": basket})
+    started = call("startSigningBasketAuthorisation", path={"basketId": basket}).json()
+    call("getSigningBasketAuthorisationStatus", path={"basketId": basket, "authorisationId": started["authorisationId"]})
+    call("deleteSigningBasket", path={"basketId": basket})
+    call("deletePayment", path={**BULK, "paymentId": bulk})
+    authorise(tpp, browser, pid, testdata.KARI)
+    call("runSandboxBatch", body={"at": "2026-07-01T12:00:00+02:00"})
+    customer = call("createSandboxCustomer", body={"customerNumber": "31125461118", "name": "Per Hansen", "type": "PRIVATE"}).json()
+    call("listSandboxCustomers", query={"withAccounts": "true"})
+    bban, iban = testdata.norwegian_account("1206123457")
+    account = call("createSandboxAccount", body={"customerNumber": "31125461118", "accountName": "Konto",
+                                                 "bban": bban, "iban": iban, "currency": "NOK"}).json()
+    card = call("createSandboxCardAccount", body={"customerNumber": "31125461118", "maskedPan": "4925xxxxxxxx0001",
+                                                  "currency": "NOK"}).json()
+    example = tpp.spec.operation("createSandboxAccountTransactions").raw["requestBody"]["content"]["application/json"]
+    item = {**next(iter(example["examples"].values()))["value"][0], "debtorAccount": {"iban": iban, "bban": bban}}
+    call("createSandboxAccountTransactions", path={"mockAccountId": account["resourceId"]}, body=[item])
+    call("listSandboxAccountTransactions", path={"mockAccountId": account["resourceId"]}, query={"limit": "10"})
+    call("createSandboxCardTransactions", path={"mockCardAccountId": card["resourceId"]})
+    call("listSandboxCardTransactions", path={"mockCardAccountId": card["resourceId"]})
+    call("deleteSandboxCustomer", path={"customerId": customer["customerId"]})
+    call("initializeSandbox")
+    success = {op_id: {int(s) for s in op.responses if s.startswith("2")} for op_id, op in tpp.spec.operations.items()}
+    assert set(seen) == set(success), f"not toured: {sorted(set(success) - set(seen))}"
+    assert {op: s for op, s in seen.items() if s not in success[op]} == {}
+    assert checker.checked >= len(success) and checker.problems == []   # each answer passed its response kind
+
+
+def test_oversized_body_and_defects_answer_in_the_error_body(tpp, sandbox, monkeypatch):
+    from conformance.sandbox import app as sandbox_app
+
+    r = tpp.call("createSepaCreditTransfer", body=b"{" + b" " * (sandbox_app.MAX_BODY_BYTES + 1) + b"}")
+    assert r.status_code == 400 and _codes(r) == ["FORMAT_ERROR"]
+
+    def broken(*_args, **_kw):
+        raise RuntimeError("defect")
+
+    monkeypatch.setattr(sandbox.lifecycle, "create_payment", broken)
+    r = tpp.call("createSepaCreditTransfer", body=sepa_body())
+    assert r.status_code == 500 and _codes(r) == ["SYSTEM_ERROR"]
+    r = tpp.call("createBulkPayment", body=bulk_body("1"))
+    assert r.status_code == 500 and r.json()["code"] == "SYSTEM_ERROR"

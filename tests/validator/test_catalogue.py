@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from validator.rules import catalogue
-from validator.rules.examples import run_example
+from validator.rule_examples import run_example
 from validator.spec import load_spec
 
 SPEC = load_spec()
@@ -93,7 +93,7 @@ VALIDATION_KEYWORDS = {
 def test_profile_can_switch_a_rule_off_and_promote_a_warning():
     from validator.context import Profile
     from validator.engine import Validator
-    from validator.rules.examples import materialize
+    from validator.rule_examples import materialize
 
     rule = catalogue()["bban-check-digit"]
     payload = materialize(rule.bad, SPEC)

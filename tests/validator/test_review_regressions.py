@@ -102,7 +102,7 @@ def test_warning_rules_carry_no_answer():
 
 
 def test_today_is_the_verification_day_of_signed_requests():
-    from validator.request import materialize_example
+    from validator.request.examples import materialize_example
 
     rule = catalogue()["signature-invalid"]
     envelope = materialize_example(rule.good.payload, SPEC)

@@ -1,11 +1,12 @@
-"""Turn a rule's :class:`Example` into the payload (or bytes) it stands for, and check it."""
+"""The pieces a rule :class:`~validator.rules.Example` is made of: a spec example by label, and a JSON-pointer
+patch. Materialising and running examples needs the engine: :mod:`validator.rule_examples`."""
 from __future__ import annotations
 
 import copy
 from typing import Any
 
 from ..spec import Spec, SpecError
-from . import REMOVE, Example, Rule
+from . import REMOVE
 
 
 def spec_example(spec: Spec, label: str) -> Any:
@@ -16,7 +17,8 @@ def spec_example(spec: Spec, label: str) -> Any:
     raise SpecError(f"no spec example {label!r}")
 
 
-def _set(document: Any, pointer: str, value: Any) -> Any:
+def set_pointer(document: Any, pointer: str, value: Any) -> Any:
+    """Set (``REMOVE``: delete, ``-``: append) the value at ``pointer``; the patched document."""
     if pointer == "":
         return value
     tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
@@ -36,35 +38,3 @@ def _set(document: Any, pointer: str, value: Any) -> Any:
     else:
         parent[last] = value
     return document
-
-
-def materialize(example: Example, spec: Spec) -> Any:
-    if example.payload is not None:
-        document = copy.deepcopy(example.payload)
-    elif example.base is not None:
-        document = spec_example(spec, example.base)
-    else:
-        raise ValueError("an example needs a payload, a base or raw bytes")
-    for pointer, value in example.patch:
-        document = _set(document, pointer, value)
-    if example.kind == "request":  # whole-request examples are recipes, built and signed now (validator.request)
-        from ..request import materialize_example
-
-        document = materialize_example(document, spec)
-    return document
-
-
-def run_example(rule: Rule, example: Example, spec: Spec):
-    """The report of validating an example the way the catalogue documents it."""
-    from ..context import Context
-    from ..engine import Validator
-
-    validator = Validator(
-        spec=spec,
-        context=Context.from_mapping(example.context) if example.context else None,
-        today=spec.example_today,
-        **(example.options or {}),
-    )
-    if example.raw is not None:
-        return validator.validate_bytes(example.raw, example.kind, source=f"{rule.id} example")
-    return validator.validate(materialize(example, spec), example.kind, source=f"{rule.id} example")

@@ -1,8 +1,8 @@
-"""Rules of the ``request`` kind (a whole HTTP request; checked in validator/request.py) and the request-signing
+"""Rules of the ``request`` kind (a whole HTTP request; checked in validator/request/checker.py) and the request-signing
 rules of validator/signing (checked by ``verify_request``), registered so that ``rules``/``explain`` list them
 and the catalogue tests run their examples.
 
-Examples are *recipes* (``{"x-example": {...}}``, see ``validator.request.materialize_example``): the envelope is
+Examples are *recipes* (``{"x-example": {...}}``, see ``validator.request.examples.materialize_example``): the envelope is
 built from the spec's parameters for the named operation and signed when materialised, with the signing
 reference's deterministic test-vector identity (derived from SHAKE256, nothing stored; its certificate is valid
 2025-01-01..2030-01-01, around the spec's ``x-example-today``) and Date = 10:00 UTC on that day. ``set`` patches

@@ -1,0 +1,69 @@
+"""The HTTP request model of the ``request`` kind: a request as parsed from an envelope or a ``.http`` file, and
+the problems found on the way (findings before the validator applies the profile to them).
+
+Finding pointers: ``/method``, ``/path``, ``/query/<name>``, ``/headers/<Header-Name>``, ``/body/...``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import escape_pointer_token
+
+
+@dataclass(frozen=True, slots=True)
+class RequestProblem:
+    """A finding before the validator turns it into one (profile overrides applied there)."""
+
+    rule: str
+    pointer: str
+    message: str
+    severity: str | None = None
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    method: str
+    target: str                              # path + query exactly as sent (the signing string's request-target)
+    path: str                                # the path part, still percent-encoded
+    query: list[tuple[str, str]]             # percent-decoded, in order, repeats kept
+    headers: list[tuple[str, str]]           # wire order, original case, repeats kept
+    body: bytes | None                       # exact bytes (b"" = no body); None when only a JSON value is known
+    body_is_exact: bool
+    body_value: Any = None                   # the JSON value when the envelope gave one instead of text
+    form: str = "envelope"                   # "envelope" | "http"
+    version: str | None = None               # HTTP version of a .http request line
+    newline: str = "\r\n"                    # line ending of a .http input
+
+    @property
+    def has_body(self) -> bool:
+        return bool(self.body) if self.body_is_exact else self.body_value is not None
+
+    def header_values(self, name: str) -> list[str]:
+        wanted = name.lower()
+        return [v for n, v in self.headers if n.lower() == wanted]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    request: HttpRequest | None
+    problems: list[RequestProblem] = field(default_factory=list)
+
+
+def header_pointer(name: str) -> str:
+    return "/headers/" + escape_pointer_token(name)
+
+
+def query_pointer(name: str) -> str:
+    return "/query/" + escape_pointer_token(name)
+
+
+class Problems:
+    """The problems the header, query and body checks collect, in the order found."""
+
+    def __init__(self) -> None:
+        self.problems: list[RequestProblem] = []
+
+    def add(self, rule: str, pointer: str, message: str, severity: str | None = None) -> None:
+        self.problems.append(RequestProblem(rule, pointer, message, severity))
+

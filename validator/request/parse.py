@@ -1,0 +1,207 @@
+"""Parsing of the two input forms of the ``request`` kind, never raising: every problem is a finding.
+
+* a JSON *envelope* ``{"method": "POST", "path": "/v1/...?a=b", "headers": {...}, "body": "<exact text>"}``;
+  ``headers`` is an object (a value may be a list for a repeated header) or a list of ``[name, value]`` pairs in
+  wire order; ``body`` is the body text exactly as sent (absent or null: no body). A JSON value as ``body`` is
+  accepted too; the Digest can then only be checked for syntax (the verifier's ``digest-unverifiable`` warning).
+* raw HTTP/1.1 request bytes (``.http`` files): request line, header lines, blank line, body.
+
+Both give the same :class:`~validator.request.message.HttpRequest`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from ..findings import WARNING, escape_pointer_token
+from ..schema import short_value as _short
+from .message import HttpRequest, Parsed, RequestProblem, header_pointer
+
+ENVELOPE_KEYS = ("method", "path", "headers", "body")
+REQUEST_MALFORMED = "request-malformed"
+HEADER_MALFORMED = "header-malformed"
+
+_TOKEN_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+_CTL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_VERSION_RE = re.compile(r"HTTP/1\.[01]\Z")
+_ABSOLUTE_RE = re.compile(r"https?://", re.I)
+
+
+def _split_target(target: str, problems: list[RequestProblem]) -> tuple[str, str, list[tuple[str, str]]] | None:
+    """(target as signed, path, decoded query) or None when the target is unusable."""
+    if not target:
+        problems.append(RequestProblem(REQUEST_MALFORMED, "/path", "the path is empty"))
+        return None
+    if _CTL_RE.search(target) or " " in target or "\t" in target:
+        problems.append(RequestProblem(REQUEST_MALFORMED, "/path", f"the path {_short(target)} contains white space or control characters"))
+        return None
+    if _ABSOLUTE_RE.match(target):
+        try:
+            parts = urlsplit(target)
+        except ValueError as exc:
+            problems.append(RequestProblem(REQUEST_MALFORMED, "/path", f"the absolute URL {_short(target)} is malformed: {exc}"))
+            return None
+        target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+    if not target.startswith("/"):
+        problems.append(RequestProblem(REQUEST_MALFORMED, "/path", f"the path {_short(target)} must start with '/' (origin form, e.g. /v1/payments/sepa-credit-transfers)"))
+        return None
+    if "#" in target:
+        problems.append(RequestProblem(REQUEST_MALFORMED, "/path", "a request target carries no fragment ('#...')"))
+        return None
+    path, _, query_text = target.partition("?")
+    query: list[tuple[str, str]] = []
+    if query_text:
+        try:
+            query = parse_qsl(query_text, keep_blank_values=True, encoding="utf-8", errors="strict")
+        except (UnicodeDecodeError, ValueError) as exc:
+            problems.append(RequestProblem(REQUEST_MALFORMED, "/query", f"the query string cannot be decoded as UTF-8: {exc}"))
+    return target, path, query
+
+
+def _check_header(name: str, value: str, problems: list[RequestProblem]) -> bool:
+    """Report a malformed header name or value; False when the header must be dropped (unusable name)."""
+    if not _TOKEN_RE.match(name):
+        problems.append(RequestProblem(HEADER_MALFORMED, header_pointer(name), f"header name {_short(name)} is not an HTTP token (RFC 9110 §5.1)"))
+        return False
+    if _CTL_RE.search(value):
+        problems.append(RequestProblem(HEADER_MALFORMED, header_pointer(name), f"{name} contains control characters (CR, LF, NUL or another CTL): {_short(value)}"))
+    return True
+
+
+def parse_envelope(envelope: Any) -> Parsed:
+    """An envelope (decoded JSON) as an :class:`HttpRequest`; problems instead of exceptions."""
+    problems: list[RequestProblem] = []
+    if not isinstance(envelope, dict):
+        problems.append(RequestProblem(REQUEST_MALFORMED, "", f"a request envelope is a JSON object with method, path, headers and body, got {type(envelope).__name__}"))
+        return Parsed(None, problems)
+    for key in envelope:
+        if key not in ENVELOPE_KEYS:
+            problems.append(RequestProblem(REQUEST_MALFORMED, "/" + escape_pointer_token(str(key)), f"unknown envelope member {_short(key)} ignored (known: {', '.join(ENVELOPE_KEYS)})", WARNING))
+    method = envelope.get("method")
+    if not isinstance(method, str) or not _TOKEN_RE.match(method):
+        problems.append(RequestProblem(REQUEST_MALFORMED, "/method", f"method must be an HTTP method token such as POST, got {_short(method)}"))
+        method = None
+    path = envelope.get("path")
+    split = None
+    if not isinstance(path, str):
+        problems.append(RequestProblem(REQUEST_MALFORMED, "/path", f"path must be a string (path and query as sent), got {_short(path)}"))
+    else:
+        split = _split_target(path, problems)
+    headers: list[tuple[str, str]] = []
+    raw_headers = envelope.get("headers")
+    items: list[tuple[Any, Any, str]] = []
+    if raw_headers is None:
+        problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", "headers is missing: an object of header names to values, or a list of [name, value] pairs"))
+    elif isinstance(raw_headers, dict):
+        for name, value in raw_headers.items():
+            if isinstance(value, list):
+                items.extend((name, v, header_pointer(str(name))) for v in value)
+            else:
+                items.append((name, value, header_pointer(str(name))))
+    elif isinstance(raw_headers, list):
+        for i, pair in enumerate(raw_headers):
+            if isinstance(pair, (list, tuple)) and len(pair) == 2:
+                items.append((pair[0], pair[1], f"/headers/{i}"))
+            else:
+                problems.append(RequestProblem(REQUEST_MALFORMED, f"/headers/{i}", f"a header in list form is a [name, value] pair, got {_short(pair)}"))
+    else:
+        problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", f"headers must be an object or a list of [name, value] pairs, got {type(raw_headers).__name__}"))
+    for name, value, where in items:
+        if not isinstance(name, str) or not isinstance(value, str):
+            problems.append(RequestProblem(REQUEST_MALFORMED, where, f"a header name and value are strings, got {_short(name)}: {_short(value)}"))
+            continue
+        if _check_header(name, value, problems):
+            headers.append((name, value.strip(" \t")))
+    body: bytes | None = b""
+    exact = True
+    value = None
+    if "body" in envelope and envelope["body"] is not None:
+        raw_body = envelope["body"]
+        if isinstance(raw_body, str):
+            try:
+                body = raw_body.encode("utf-8")
+            except UnicodeEncodeError:
+                problems.append(RequestProblem(REQUEST_MALFORMED, "/body", "the body text contains unpaired surrogates and has no UTF-8 form"))
+                body = None
+                exact = False
+        else:
+            body, exact, value = None, False, raw_body
+    if method is None or split is None:
+        return Parsed(None, problems)
+    target, path_part, query = split
+    return Parsed(HttpRequest(method, target, path_part, query, headers, body, exact, value, "envelope"), problems)
+
+
+def _decode_line(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("iso-8859-1")  # obsolete but legal header text (RFC 9110 §5.5)
+
+
+def parse_http(data: bytes, *, max_bytes: int | None = None) -> Parsed:
+    """Raw HTTP/1.1 request bytes (request line, headers, blank line, body) as an :class:`HttpRequest`."""
+    problems: list[RequestProblem] = []
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        problems.append(RequestProblem(REQUEST_MALFORMED, "", f"an HTTP request is bytes, got {type(data).__name__}"))
+        return Parsed(None, problems)
+    data = bytes(data)
+    if max_bytes is not None and len(data) > max_bytes:
+        problems.append(RequestProblem(REQUEST_MALFORMED, "", f"the request is {len(data):,} bytes; the limit is {max_bytes:,} bytes"))
+        return Parsed(None, problems)
+    start = 0
+    while data.startswith(b"\r\n", start) or data.startswith(b"\n", start):
+        start += 2 if data.startswith(b"\r\n", start) else 1
+    end = re.search(rb"\r?\n\r?\n", data[start:])
+    if end is None:
+        head, body = data[start:].rstrip(b"\r\n"), b""
+    else:
+        head, body = data[start:start + end.start()], data[start + end.end():]
+    newline = "\r\n" if b"\r\n" in head or not head else "\n"
+    lines = re.split(rb"\r?\n", head)
+    if not lines or not lines[0]:
+        problems.append(RequestProblem(REQUEST_MALFORMED, "", "the input is empty: an HTTP request starts with a request line such as 'POST /v1/... HTTP/1.1'"))
+        return Parsed(None, problems)
+    request_line = _decode_line(lines[0])
+    parts = request_line.split(" ")
+    method = target = version = None
+    if len(parts) not in (2, 3) or not all(parts):
+        problems.append(RequestProblem(REQUEST_MALFORMED, "", f"the request line {_short(request_line)} is not 'METHOD target HTTP/1.1'"))
+    else:
+        method, target = parts[0], parts[1]
+        version = parts[2] if len(parts) == 3 else None
+        if not _TOKEN_RE.match(method):
+            problems.append(RequestProblem(REQUEST_MALFORMED, "/method", f"method {_short(method)} is not an HTTP token"))
+            method = None
+        if version is not None and not _VERSION_RE.match(version):
+            problems.append(RequestProblem(REQUEST_MALFORMED, "", f"HTTP version {_short(version)} is not HTTP/1.1 or HTTP/1.0"))
+    headers: list[tuple[str, str]] = []
+    for raw in lines[1:]:
+        line = _decode_line(raw)
+        if line[:1] in (" ", "\t"):
+            problems.append(RequestProblem(HEADER_MALFORMED, "/headers", f"obsolete line folding (a header line starting with white space) is not allowed: {_short(line)}"))
+            continue
+        name, sep, value = line.partition(":")
+        if not sep:
+            problems.append(RequestProblem(HEADER_MALFORMED, "/headers", f"header line {_short(line)} is not 'Name: value'"))
+            continue
+        if _check_header(name, value, problems):
+            headers.append((name, value.strip(" \t")))
+    lengths = [v for n, v in headers if n.lower() == "content-length"]
+    if lengths:
+        declared = lengths[0]
+        if not declared.isdigit() or len(set(lengths)) > 1:
+            problems.append(RequestProblem(HEADER_MALFORMED, header_pointer("Content-Length"), f"Content-Length {_short(', '.join(lengths))} is not one decimal number"))
+        elif int(declared) != len(body):
+            extra = body[int(declared):]
+            if int(declared) < len(body) and extra in (b"\n", b"\r\n"):
+                body = body[: int(declared)]  # the final newline an editor adds to a .http file
+            else:
+                problems.append(RequestProblem(REQUEST_MALFORMED, "/body", f"Content-Length says {declared} bytes but the body has {len(body)}"))
+    split = _split_target(target, problems) if target is not None else None
+    if method is None or split is None:
+        return Parsed(None, problems)
+    target_text, path_part, query = split
+    return Parsed(HttpRequest(method, target_text, path_part, query, headers, body, True, None, "http", version, newline), problems)
+

@@ -1,0 +1,139 @@
+"""Which operation a request addresses: method + path matched against the spec's path templates, with an
+implementer profile's ``paths`` overrides applied; literal segments win over templated ones (OpenAPI path
+matching). An unknown payment product is 404 PRODUCT_UNKNOWN, any other unknown path 404 RESOURCE_UNKNOWN, a known
+path with another method 405.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+from urllib.parse import unquote
+
+from ..schema import short_value as _short
+from ..spec import Operation, Parameter, Spec
+from .message import RequestProblem
+from .parse import REQUEST_MALFORMED
+
+PATH_UNKNOWN = "path-unknown"
+PRODUCT_UNKNOWN = "product-unknown"
+METHOD_NOT_ALLOWED = "method-not-allowed"
+# The path parameter whose unknown value is 404 PRODUCT_UNKNOWN (A7); every other path mismatch is RESOURCE_UNKNOWN.
+PRODUCT_PARAMETER = "payment-product"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    operation: Operation | None
+    template: str | None
+    path_values: dict[str, str]
+    problems: list[RequestProblem]
+
+
+@dataclass(frozen=True)
+class _Segment:
+    literal: str | None          # None: a template parameter
+    param: str | None            # parameter name of a template segment, or of the enum slot a literal fills
+    enum: tuple[str, ...] | None
+
+
+def _param_enum(spec: Spec, param: Parameter) -> tuple[str, ...] | None:
+    schema = spec.deref(param.schema) if isinstance(param.schema, dict) else {}
+    enum = schema.get("enum") if isinstance(schema, dict) else None
+    return tuple(str(e) for e in enum) if enum else None
+
+
+def _routes(spec: Spec, overrides: tuple[tuple[str, str], ...]) -> tuple[tuple[Operation, str, tuple[_Segment, ...]], ...]:
+    """Every operation's path template as segments; built once per spec and set of path overrides."""
+    key = ("request-routes", overrides)
+    cached = spec._cache.get(key)
+    if cached is not None:
+        return cached
+    slots: dict[str, tuple[str, tuple[str, ...]]] = {}  # literal value -> (parameter, enum) it is a member of
+    for op in spec.operations.values():
+        for p in op.path_parameters:
+            enum = _param_enum(spec, p)
+            for member in enum or ():
+                slots.setdefault(member, (p.name, enum))
+    paths = dict(overrides)
+    routes = []
+    for op in spec.operations.values():
+        template = paths.get(op.operation_id, op.path)
+        params = {p.name: p for p in op.path_parameters}
+        segments = []
+        for token in template[1:].split("/"):
+            if token.startswith("{") and token.endswith("}"):
+                name = token[1:-1]
+                segments.append(_Segment(None, name, _param_enum(spec, params[name]) if name in params else None))
+            elif token in slots:
+                segments.append(_Segment(token, *slots[token]))
+            else:
+                segments.append(_Segment(token, None, None))
+        routes.append((op, template, tuple(segments)))
+    result = spec._cache[key] = tuple(routes)
+    return result
+
+
+def resolve_operation(spec: Spec, method: str, path: str, *, paths: Mapping[str, str] | None = None) -> Resolution:
+    """The operation ``method path`` addresses; literal segments win over templated ones (OpenAPI path matching)."""
+    problems: list[RequestProblem] = []
+    try:
+        segments = [unquote(s, errors="strict") for s in path[1:].split("/")]
+    except UnicodeDecodeError:
+        problems.append(RequestProblem(REQUEST_MALFORMED, "/path", f"the path {_short(path)} has percent-encoded bytes that are not UTF-8"))
+        return Resolution(None, None, {}, problems)
+    routes = _routes(spec, tuple(sorted((paths or {}).items())))
+    exact: list[tuple[tuple[int, ...], Operation, str, dict[str, str]]] = []
+    near: list[tuple[Operation, list[tuple[str, str]]]] = []  # (operation, [(parameter, value) of mismatched slots])
+    for op, template, segs in routes:
+        if len(segs) != len(segments):
+            continue
+        values: dict[str, str] = {}
+        mismatched: list[tuple[str, str]] = []
+        ok = True
+        for seg, value in zip(segs, segments):
+            if seg.literal is not None:
+                if value == seg.literal:
+                    continue
+                if seg.param is not None and value:
+                    mismatched.append((seg.param, value))
+                    continue
+                ok = False
+                break
+            if not value:
+                ok = False
+                break
+            if seg.enum is not None and value not in seg.enum:
+                mismatched.append((seg.param or "", value))
+                continue
+            values[seg.param or ""] = value
+        if not ok:
+            continue
+        if mismatched:
+            near.append((op, mismatched))
+        else:
+            exact.append((tuple(1 if s.literal is not None else 0 for s in segs), op, template, values))
+    if exact:
+        exact.sort(key=lambda e: e[0], reverse=True)
+        for _rank, op, template, values in exact:
+            if op.method == method:
+                return Resolution(op, template, values, problems)
+        best = exact[0][2]
+        allowed = sorted({op.method for _r, op, t, _v in exact if t == best})
+        problems.append(RequestProblem(METHOD_NOT_ALLOWED, "/method", f"{method} is not allowed on {best}; allowed: {', '.join(allowed)} (methods are case-sensitive)"))
+        return Resolution(None, best, {}, problems)
+    for op, mismatched in near:
+        if op.method == method and all(name == PRODUCT_PARAMETER for name, _v in mismatched):
+            value = mismatched[0][1]
+            problems.append(RequestProblem(PRODUCT_UNKNOWN, "/path", f"payment product {value!r} is not offered at {path}; this interface offers {_product_list(spec)}"))
+            return Resolution(None, None, {}, problems)
+    problems.append(RequestProblem(PATH_UNKNOWN, "/path", f"no operation of the interface has the path {_short(path, 120)}"))
+    return Resolution(None, None, {}, problems)
+
+
+def _product_list(spec: Spec) -> str:
+    for op in spec.operations.values():
+        for p in op.path_parameters:
+            if p.name == PRODUCT_PARAMETER:
+                return ", ".join(_param_enum(spec, p) or ())
+    return "no payment products"
+
