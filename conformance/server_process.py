@@ -26,9 +26,7 @@ from pathlib import Path
 import httpx
 
 STARTUP_SECONDS = 30.0
-# `obvalidate sandbox serve`: the click command itself, so the child needs nothing but this interpreter.
-SERVE = (sys.executable, "-c", "from conformance.sandbox.cli import sandbox; sandbox(prog_name='obvalidate sandbox')",
-         "serve")
+SERVE = (sys.executable, "-m", "validator", "sandbox", "serve")  # `obvalidate sandbox serve` with this interpreter
 
 
 class ServerFailed(RuntimeError):
