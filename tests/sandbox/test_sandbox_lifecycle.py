@@ -250,3 +250,21 @@ def test_periodic_months_of_execution_twice(tpp, sandbox):
 def test_periodic_start_date_in_the_past(tpp, sandbox):
     r = tpp.call("createPeriodicPayment", body=periodic_body(sandbox, startDate=in_days(sandbox, -1)))
     assert r.status_code == 400 and r.json()["tppMessages"][0]["code"] == "EXECUTION_DATE_INVALID"
+
+
+def test_profile_choices(server, sandbox, tpp, browser):
+    """The profile's A5/A27 refusal, A25 batch times and A30 duplicates are what the sandbox does."""
+    from validator.context import Profile
+
+    from conformance.sandbox import Sandbox
+
+    profile = Profile.from_mapping({"cancellation-refused": {"status": 400, "code": "FORMAT_ERROR"},
+                                    "batch-run-times": ["10:45"], "logical-duplicates": "allowed"})
+    server.app.state.sandbox = Sandbox.create(profile=profile, clock=sandbox.clock)
+    first = sepa(tpp, "5.00")
+    assert tpp.call("createSepaCreditTransfer", body=sepa_body("5.00")).status_code == 201   # duplicates allowed
+    authorise(tpp, browser, first, KARI)
+    r = tpp.call("deletePayment", path={**SEPA, "paymentId": first})
+    assert r.status_code == 400 and r.json()["tppMessages"][0]["code"] == "FORMAT_ERROR"
+    sandbox.clock.set("2026-07-01T08:46:00Z")        # 10:46 Oslo: the profile's only run has happened
+    assert status(tpp, first)["transactionStatus"] == "ACSC"
