@@ -333,4 +333,5 @@ def _parse_now(value: _dt.datetime | str) -> _dt.datetime:
 
 
 def _finding_order(f: Finding) -> tuple:
-    return (tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in f.pointer.split("/")), f.rule)
+    # ASCII digits only: "²".isdigit() is true but int("²") fails (a JSON key may be any text).
+    return (tuple((0, int(t), "") if t.isascii() and t.isdigit() else (1, 0, t) for t in f.pointer.split("/")), f.rule)
