@@ -30,7 +30,8 @@ from conformance.generate import covered_kinds, valid_payloads, valid_values
 from validator.checks.accounts import make_iban, norwegian_bban_check_digit
 from validator.checks.kid import kid_check_digit_mod10, kid_check_digit_mod11
 from validator.context import DEFAULT_PROFILE, Context
-from validator.engine import Validator, plan_for
+from validator import Validator
+from validator.engine import plan_for
 from validator.findings import ERROR
 from validator.rules import catalogue
 from validator.rules.amounts import split_amount
