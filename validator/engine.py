@@ -12,20 +12,14 @@ from typing import Any
 
 from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, today_in_oslo
+from .detect import Detection, detect_kind
 from .findings import ERROR, Finding, Report
 from .jsonload import Loaded, jsonl_lines, load_json_bytes
-from .locate import ITEMS, KindLayout, ObjectShape, build_layout, iter_values
+from .locate import KindLayout, ObjectShape, build_layout, iter_values
 from .schema import checker_for
 from .spec import Kind, Spec, load_spec
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Detection:
-    kind: str | None
-    candidates: tuple[str, ...]
-    message: str
 
 
 @dataclass(frozen=True)
@@ -116,16 +110,17 @@ class PayloadValidator:
     def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
         findings: list[Finding] = []
         candidates: tuple[str, ...] = ()
-        if kind is None:
+        detected = kind is None
+        if detected:
             detection = self.detect_kind(payload)
             if detection.kind is None:
                 report = Report(source, None)
                 report.findings.append(self._engine_finding(("kind-undetected", detection.message), ""))
                 return report
             kind, candidates = detection.kind, detection.candidates
-            if len(candidates) > 1:
+            if not detection.confident:
                 findings.append(self._engine_finding(("kind-ambiguous", detection.message), ""))
-        report = Report(source, kind, findings, candidates=candidates if len(candidates) > 1 else ())
+        report = Report(source, kind, findings, candidates=candidates if len(candidates) > 1 else (), detected=detected)
         report.findings.extend(self._check(payload, self.spec.kind(kind)))
         return report
 
@@ -158,53 +153,10 @@ class PayloadValidator:
         """The report of an input refused for its size, unread."""
         return Report(source, None, [self._engine_finding(("json-too-large", message), "")])
 
-    # ---- kind detection ----
-    def detect_kind(self, payload: Any) -> "Detection":
-        """The kind a payload is: the one whose schema it satisfies, else the one it resembles most."""
-        kinds = list(self.spec.kinds.values())
-        fitting = tuple(k.name for k in kinds if checker_for(self.spec, k.schema_name).is_valid(payload))
-        if fitting:
-            message = f"the payload fits {len(fitting)} kinds: {', '.join(fitting)}; checked as {fitting[0]} (pass --kind to choose)"
-            return Detection(fitting[0], fitting, message)
-        scored = sorted(((self._shape_score(payload, k), k.name) for k in kinds), reverse=True)
-        best_score = scored[0][0]
-        if best_score <= 0:
-            names = ", ".join(sorted(k.name for k in kinds))
-            return Detection(None, (), f"cannot tell which kind of payload this is; pass --kind (one of {names})")
-        best = sorted(name for score, name in scored if score == best_score)
-        # Neither fits cleanly: a request-shaped payload is most likely the request itself
-        # (payment-detail responses embed request bodies).
-        requests = [name for name in best if self.spec.kinds[name].is_request]
-        if len(requests) == 1:
-            best = requests
-        message = (
-            f"the payload fits no kind exactly and resembles {len(best)} equally: {', '.join(best)}; "
-            f"checked as {best[0]} (pass --kind to choose)"
-        )
-        return Detection(best[0], tuple(best), message)
-
-    def _shape_score(self, payload: Any, kind: Kind) -> int:
-        schema = self.spec.deref(self.spec.schema(kind.schema_name))
-        if isinstance(payload, list):
-            if schema.get("type") != "array":
-                return 0
-            items = self.spec.deref(schema.get("items", {}))
-            payload = next((p for p in payload if isinstance(p, dict)), None)
-            if payload is None:
-                return 1
-            schema = items
-        if not isinstance(payload, dict) or schema.get("type") == "array":
-            return 0
-        layout = plan_for(self.spec, kind.name).layout
-        root = (ITEMS,) if self.spec.deref(self.spec.schema(kind.schema_name)).get("type") == "array" else ()
-        declared = layout.objects.get(root, ObjectShape(frozenset(), False)).properties
-        if schema.get("type") != "object" and "allOf" not in schema and not declared:
-            return 0
-        keys = set(payload)
-        required = set(schema.get("required", ()))
-        for part in schema.get("allOf", ()):
-            required |= set(self.spec.deref(part).get("required", ()))
-        return 2 * len(keys & declared) - len(keys - declared) - 2 * len(required - keys)
+    # ---- kind detection (validator/detect.py) ----
+    def detect_kind(self, payload: Any) -> Detection:
+        """The kind a payload is meant to be."""
+        return detect_kind(self.spec, payload)
 
     # ---- the checks ----
     def _check(self, payload: Any, kind: Kind) -> list[Finding]:
@@ -306,7 +258,8 @@ class PayloadValidator:
 
 
 def _add_positions(report: Report, data: bytes) -> None:
-    """Line and column of each finding's pointer in the text it was decoded from."""
+    """Line and column of each finding's pointer in the text it was decoded from; findings then in
+    text order."""
     from .positions import PositionIndex
 
     try:
@@ -317,6 +270,8 @@ def _add_positions(report: Report, data: bytes) -> None:
     for f in report.findings:
         pos = index.position(f.pointer) if f.line is None else None
         placed.append(dataclasses.replace(f, line=pos[0], column=pos[1]) if pos else f)
+    # In the order a reader meets them in the text (stable: findings at one place keep the rule order).
+    placed.sort(key=lambda f: (f.line is None, f.line or 0, f.column or 0))
     report.findings[:] = placed
 
 
