@@ -209,13 +209,15 @@ def _run_unit(unit: Unit, validator=None, kind=None) -> list:
 def validate_command(paths, kind, context_file, profile_file, today, now, fmt, fail_on, jobs, max_bytes, output, quiet) -> None:
     """Validate payloads and requests: files, directories (every *.json, *.jsonl, *.http under them),
     JSONL files (one payload per line) and `-` for standard input."""
-    from .context import ConfigError, parse_day
+    from .context import ConfigError, parse_day, parse_instant
     from .formats import render
 
     settings = {"kind": kind, "context": context_file, "profile": profile_file, "today": today, "now": now, "max_bytes": max_bytes}
     try:
         if today:
             parse_day(today, "--today")
+        if now:
+            parse_instant(now, "--now")
         validator = _make_validator(settings)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
@@ -445,6 +447,35 @@ def spec_check() -> None:
         f"{len(spec.code_set('CurrencyCode'))} currencies, {len(spec.code_set('CountryCode'))} countries, "
         f"{len(spec.assumptions)} assumptions"
     )
+
+
+# ------------------------------------------------------------------ profile
+@main.group("profile")
+def profile_group() -> None:
+    """Implementer profiles (YAML): their schema, and checking one."""
+
+
+@profile_group.command("schema")
+def profile_schema_command() -> None:
+    """Print the profile's JSON Schema (operation ids, rule ids, codes and algorithms as enums), for
+    editors: save it and name it in the profile's first line,
+    `# yaml-language-server: $schema=profile.schema.json`."""
+    from .context import PROFILE_SCHEMA_FILE
+
+    click.echo(PROFILE_SCHEMA_FILE.read_text(encoding="utf-8"), nl=False)
+
+
+@profile_group.command("check")
+@click.argument("profile_file", metavar="PROFILE", type=click.Path(dir_okay=False))
+def profile_check_command(profile_file: str) -> None:
+    """Check a profile against the schema: exit 0 when usable, 2 with the first problem otherwise."""
+    from .context import ConfigError, Profile
+
+    try:
+        profile = Profile.load(profile_file)
+    except ConfigError as exc:
+        raise InputError(str(exc)) from None
+    click.echo(f"{profile_file}: a valid profile ({profile.name})")
 
 
 # ------------------------------------------------------------------ signing (TPP side)

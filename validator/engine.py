@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import rules as rules_pkg
-from .context import DEFAULT_PROFILE, Context, Profile, parse_day, today_in_oslo
+from .context import DEFAULT_PROFILE, Context, Profile, parse_day, parse_instant, today_in_oslo
 from .detect import Detection, detect_kind
 from .findings import ERROR, Finding, Report
 from .jsonload import Loaded, jsonl_lines, load_json_bytes
@@ -277,14 +277,7 @@ def _add_positions(report: Report, data: bytes) -> None:
 
 def _parse_now(value: _dt.datetime | str) -> _dt.datetime:
     """An aware datetime from a datetime (naive = UTC) or ISO 8601 text."""
-    if isinstance(value, str):
-        try:
-            value = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            from .context import ConfigError
-
-            raise ConfigError(f"now must be an ISO 8601 date-time such as 2026-07-01T10:00:00Z, got {value!r}") from None
-    return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+    return parse_instant(value, "now")
 
 
 def _finding_order(f: Finding) -> tuple:
