@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .schema import checker_for
 from .spec import Kind, Spec
 from .suggest import closest
 
@@ -48,7 +49,7 @@ class Shape:
     def merged(self, other: "Shape") -> "Shape":
         return Shape(self.properties | other.properties, self.required | other.required, self.nested | other.nested)
 
-    def fits(self, payload: dict, keys: set[str]) -> bool:
+    def fits(self, payload: dict, keys) -> bool:
         return keys <= self.properties and self.required <= keys and not self.nested_missing(payload)
 
     def nested_missing(self, payload: dict) -> int:
@@ -91,6 +92,19 @@ def kind_shapes(spec: Spec) -> tuple[KindShapes, ...]:
     return cached
 
 
+def _indexed_shapes(spec: Spec) -> tuple[dict, tuple]:
+    """({property name: (kind, shape) pairs of object kinds declaring it; None: every object pair},
+    the pairs of array kinds), in kind_shapes order; computed once per spec."""
+    cached = spec._cache.get("detect_index")
+    if cached is None:
+        pairs = [(e, s) for e in kind_shapes(spec) for s in e.shapes]
+        by_name: dict = {None: tuple(p for p in pairs if not p[0].array)}
+        for name in {n for e, s in pairs if not e.array for n in s.properties}:
+            by_name[name] = tuple((e, s) for e, s in by_name[None] if name in s.properties)
+        cached = spec._cache["detect_index"] = (by_name, tuple(p for p in pairs if p[0].array))
+    return cached
+
+
 def _shapes(spec: Spec, schema: Any, depth: int = 0, top: bool = True) -> list[Shape]:
     schema = spec.deref(schema)
     if not isinstance(schema, dict) or depth > 20:
@@ -129,15 +143,21 @@ def _top_object(payload: Any, array: bool) -> dict:
 
 def detect_kind(spec: Spec, payload: Any) -> Detection:
     """The kind a payload is meant to be (see the module docstring)."""
-    from .schema import checker_for
-
     exact: list[KindShapes] = []
-    for entry in kind_shapes(spec):
-        keys = _top_keys(payload, entry.array)
-        if keys is None:
-            continue
-        if (entry.array and not keys) or any(s.fits(_top_object(payload, entry.array), keys) for s in entry.shapes):
-            exact.append(entry)
+    if isinstance(payload, dict):
+        keys = frozenset(payload)
+        objects, _ = _indexed_shapes(spec)
+        # Only shapes declaring one of the keys can fit (all of them when there is no key).
+        pool = objects.get(next(iter(keys)), ()) if keys else objects[None]
+        for entry, shape in pool:
+            if shape.required <= keys and keys <= shape.properties and not shape.nested_missing(payload):
+                if not (exact and exact[-1] is entry):
+                    exact.append(entry)
+    elif isinstance(payload, list):
+        items = _top_object(payload, True)
+        for entry, shape in _indexed_shapes(spec)[1]:
+            if not (exact and exact[-1] is entry) and (not items or shape.fits(items, items.keys())):
+                exact.append(entry)
     if exact:
         valid = [e for e in exact if checker_for(spec, e.kind.schema_name).is_valid(payload)]
         pool = valid or exact

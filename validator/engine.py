@@ -14,7 +14,7 @@ from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, parse_instant, today_in_oslo
 from .detect import Detection, detect_kind
 from .findings import ERROR, Finding, Report
-from .jsonload import Loaded, jsonl_lines, load_json_bytes
+from .jsonload import JSONL_SUFFIXES, Loaded, jsonl_lines, load_json_bytes
 from .locate import KindLayout, ObjectShape, build_layout, iter_values
 from .schema import checker_for
 from .spec import Kind, Spec, load_spec
@@ -133,12 +133,12 @@ class PayloadValidator:
         return report
 
     def validate_path(self, path: str | Path, kind: str | None = None) -> list[Report]:
-        """A JSON file gives one report; a .jsonl file one report per non-blank line."""
+        """A JSON file gives one report; a .jsonl or .ndjson file one report per non-blank line."""
         path = Path(path)
         size = path.stat().st_size
-        if size > self.max_bytes and path.suffix != ".jsonl":
+        if size > self.max_bytes and path.suffix not in JSONL_SUFFIXES:
             return [self.too_large(str(path), f"the file is {size:,} bytes; the limit is {self.max_bytes:,} bytes (--max-bytes)")]
-        if path.suffix == ".jsonl":
+        if path.suffix in JSONL_SUFFIXES:
             with path.open("rb") as stream:
                 return [self.validate_line(line, kind, f"{path}:{lineno}") for lineno, line in jsonl_lines(stream, self.max_bytes)]
         return [self.validate_bytes(path.read_bytes(), kind, source=str(path))]

@@ -533,6 +533,9 @@ def iter_jsonl(
 _TOO_LONG = object()
 
 
+JSONL_SUFFIXES = (".jsonl", ".ndjson")  # newline-delimited JSON: one payload per line
+
+
 def jsonl_lines(stream: BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[tuple[int, bytes | None]]:
     """``(line number, line)`` per non-blank line of a binary JSONL stream, the line ending removed;
     ``None`` for a line longer than ``max_bytes``, which is skipped without being held in memory."""
