@@ -20,8 +20,10 @@ from typing import Iterator, Sequence
 import click
 
 from . import __version__
+from .jsonload import JSONL_SUFFIXES
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+INPUT_SUFFIXES = (".json", ".http", *JSONL_SUFFIXES)
 BATCH_LINES = 2000  # most JSONL lines in one batch
 # JSONL is validated in batches of lines: small enough for the progress line to move, and with --jobs
 # for every worker to get several; large enough that handing a batch to a worker costs little.
@@ -119,28 +121,19 @@ class Unit:
     size: int = 0
 
 
-def _input_suffixes() -> tuple[str, ...]:
-    from .jsonload import JSONL_SUFFIXES
-
-    return (".json", ".http", *JSONL_SUFFIXES)
-
-
 def _is_jsonl(path: str) -> bool:
-    from .jsonload import JSONL_SUFFIXES
-
     return path.endswith(JSONL_SUFFIXES)
 
 
 def _expand(paths: Sequence[str]) -> list[str]:
     out: list[str] = []
-    suffixes = _input_suffixes()
     for p in paths:
         if p == "-":
             out.append(p)
             continue
         path = Path(p)
         if path.is_dir():
-            found = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in suffixes)
+            found = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in INPUT_SUFFIXES)
             out.extend(str(f) for f in found)
         elif path.is_file():
             out.append(p)
