@@ -11,7 +11,8 @@ properties (every ``allOf`` merged, every ``anyOf``/``oneOf`` branch a separate 
    mean", the same test the unknown-property finding uses) counts as that property. The kind
    with the fewest problems (undeclared keys + missing required properties) wins, then the one
    with most keys matched, then requests first. With no problem left (only typos) the kind is
-   detected; otherwise it is a guess, and the message names the runner-up.
+   detected; otherwise it is a guess, and the message names the runner-up. When even the best
+   kind has fewer properties matched than problems, no kind is meant: kind-undetected.
 
 A payload never passes as a kind it does not really fit: a kind whose shape leaves any top-level
 key undeclared is never chosen while another kind declares every key (an invalid payment status
@@ -169,7 +170,8 @@ def detect_kind(spec: Spec, payload: Any) -> Detection:
         message = f"the payload {fits}: {', '.join(chosen)}; checked as {chosen[0]} (pass --kind to choose)"
         return Detection(chosen[0], tuple(chosen), message, confident=False)
     scores = sorted((s for s in (_score(e, payload) for e in kind_shapes(spec)) if s is not None), key=lambda s: s.order)
-    if not scores or scores[0].matched == 0:
+    # Fewer properties recognised than wrong: no kind is meant (an unrelated document, not a payload).
+    if not scores or scores[0].matched == 0 or scores[0].matched < scores[0].problems:
         names = ", ".join(sorted(spec.kinds))
         return Detection(None, (), f"cannot tell which kind of payload this is; pass --kind (one of {names})", confident=False)
     best, runner_up = scores[0], (scores[1] if len(scores) > 1 else None)
