@@ -273,8 +273,8 @@ def _run_unit(unit: Unit, validator=None, kind=None) -> list:
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True, help="Lowest severity that makes the exit code 1.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes, used when the inputs total at least 1 MiB (below that one process is as fast); files and batches of JSONL lines are shared among them.")
 @click.option("--max-bytes", type=click.IntRange(1), default=50 * 1024 * 1024, show_default=True, help="Largest input accepted.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to a file instead of stdout.")
-@click.option("--quiet", "-q", is_flag=True, help="Only errors and the summary (text format: no warnings, no 'checked as' notes), and no progress line.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to a file instead of stdout; the summary line goes to standard error.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line; in text format also only errors and the summary (no warnings, no 'checked as' notes).")
 def validate_command(paths, kind, context_file, profile_file, today, now, fmt, fail_on, jobs, max_bytes, output, quiet) -> None:
     """Validate payloads and requests: files, directories (every *.json, *.jsonl, *.ndjson, *.http under
     them), JSONL files (*.jsonl, *.ndjson: one payload per line) and `-` for standard input (JSONL when
@@ -334,6 +334,8 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
 
 def _validate_units(units: Iterator[Unit], validator, kind, settings, jobs: int, progress: "Progress | None") -> list:
     if jobs == 1:
+        if progress:
+            progress.start()
         reports: list = []
         for unit in units:
             if progress and unit.lines == ():
@@ -350,6 +352,8 @@ def _validate_units(units: Iterator[Unit], validator, kind, settings, jobs: int,
     with multiprocessing.get_context("spawn" if sys.platform == "win32" else "fork").Pool(
         jobs, initializer=_init_worker, initargs=(settings,)
     ) as pool:
+        if progress:
+            progress.start()
         for index, size, batch in pool.imap_unordered(_run_numbered_unit, enumerate(units), chunksize=1):
             done[index] = batch
             if progress:
@@ -381,12 +385,15 @@ class Progress:
         self.done_bytes = 0
         self.inputs = 0
         self.current: str | None = None
-        self.start = time.monotonic()
+        self.began = time.monotonic()
         self.shown = False
         self.last = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker = threading.Thread(target=self._tick, daemon=True)
+
+    def start(self) -> None:
+        """Start the clock line; after any worker processes are forked (a fork copies no thread)."""
         self._ticker.start()
 
     def advance(self, nbytes: int, inputs: int) -> None:
@@ -402,7 +409,7 @@ class Progress:
         self.render(throttled=True)
 
     def line(self) -> str:
-        elapsed = time.monotonic() - self.start
+        elapsed = time.monotonic() - self.began
         done = _megabytes(self.done_bytes)
         if self.total:
             amount = f"{min(100, 100 * self.done_bytes // self.total):3d}%  {done} of {_megabytes(self.total)}"
@@ -416,7 +423,7 @@ class Progress:
     def render(self, throttled: bool = False) -> None:
         with self._lock:
             now = time.monotonic()
-            if now - self.start < self.DELAY or (throttled and now - self.last < self.INTERVAL):
+            if now - self.began < self.DELAY or (throttled and now - self.last < self.INTERVAL):
                 return
             self.stream.write("\r\x1b[K" + self.line())
             self.stream.flush()
@@ -428,7 +435,8 @@ class Progress:
 
     def close(self) -> None:
         self._stop.set()
-        self._ticker.join()
+        if self._ticker.is_alive():
+            self._ticker.join()
         if self.shown:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
