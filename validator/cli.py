@@ -155,6 +155,14 @@ def _input_size(path: str) -> int | None:
         return None
 
 
+def _use_workers(inputs: list[str], total: int | None, jobs: int) -> bool:
+    """--jobs above 1 starts workers once there is enough input (or its size is unknown) and more than one
+    piece of work: several files, or JSONL (a file or standard input) to split into batches."""
+    enough = total is None or total >= PARALLEL_MIN_BYTES
+    divisible = len(inputs) > 1 or _is_jsonl(inputs[0]) or inputs[0] == "-"
+    return jobs > 1 and enough and divisible
+
+
 def _batch_bytes(total: int | None, jobs: int) -> int:
     if jobs == 1 or total is None:
         return BATCH_BYTES_SEQUENTIAL
@@ -306,7 +314,7 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
         raise InputError(f"nothing to validate: no *.json, *.jsonl, *.ndjson or *.http file under {', '.join(paths)}")
     sizes = [_input_size(p) for p in inputs]
     total = None if None in sizes else sum(sizes)
-    parallel = jobs > 1 and (total is None or total >= PARALLEL_MIN_BYTES) and (len(inputs) > 1 or _is_jsonl(inputs[0]) or inputs[0] == "-")
+    parallel = _use_workers(inputs, total, jobs)
     units = _units(inputs, max_bytes, _batch_bytes(total, jobs if parallel else 1))
     progress = Progress(total) if _stderr_is_terminal() and not quiet else None
     try:

@@ -121,6 +121,16 @@ def test_output_file_still_prints_the_summary(tmp_path):
     assert json.loads(out.read_text())["version"] == "2.1.0"
 
 
+def test_jobs_are_used_by_size_not_by_line_count():
+    mib = 1024 * 1024
+    assert cli._use_workers(["bulk.jsonl"], mib, 2)  # e.g. 400 bulk payments of 2.6 KB: far below 2,001 lines
+    assert not cli._use_workers(["small.jsonl"], mib - 1, 2)
+    assert cli._use_workers(["-"], None, 2)  # a pipe: size unknown
+    assert not cli._use_workers(["one.json"], 50 * mib, 2)  # one document: nothing to share
+    assert cli._use_workers(["a.json", "b.json"], 2 * mib, 2)
+    assert not cli._use_workers(["bulk.jsonl"], 50 * mib, 1)
+
+
 def test_jobs_share_small_batches_among_workers():
     # A 0.5 MB file is split into at least 8 batches per worker once it is worth running in parallel.
     assert cli._batch_bytes(2 * 1024 * 1024, 2) == 32 * 1024

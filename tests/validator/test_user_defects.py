@@ -126,3 +126,11 @@ def test_date_window_message_has_whole_seconds():
     assert finding.message == (
         "Date Tue, 01 Jul 2025 12:00:00 GMT is 0:07:12 behind the clock (2025-07-01T12:07:12Z); the window is 0:05:00"
     )
+
+
+def test_ndjson_is_jsonl_in_the_python_api_too(tmp_path):
+    path = tmp_path / "batch.ndjson"
+    line = json.dumps(spec_example(SPEC, "createSepaCreditTransfer request rentToBerlin"))
+    path.write_text(f"{line}\n\n{line}\n", encoding="utf-8")
+    reports = VALIDATOR.validate_path(path)
+    assert [r.source for r in reports] == [f"{path}:1", f"{path}:3"] and all(r.valid for r in reports)
