@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from validator.cli import main
 from validator.context import today_in_oslo
-from validator.engine import Validator
+from validator.api import Validator
 from validator.rules.examples import spec_example
 from validator.spec import load_spec
 

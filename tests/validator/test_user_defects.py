@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from validator.cli import main
-from validator.engine import Validator
+from validator.api import Validator
 from validator.rules.examples import spec_example
 from validator.spec import load_spec
 
