@@ -13,20 +13,52 @@ from typing import Any
 from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, parse_instant, today_in_oslo
 from .detect import Detection, detect_kind
-from .findings import ERROR, Finding, Report
+from .findings import ERROR, WARNING, Finding, Report, escape_pointer_token
 from .jsonload import JSONL_SUFFIXES, Loaded, jsonl_lines, load_json_bytes
-from .locate import KindLayout, ObjectShape, build_layout, iter_values
+from .locate import KindLayout, ObjectShape, Visit, build_layout, compile_visit
 from .schema import checker_for
 from .spec import Kind, Spec, load_spec
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+# Findings reported per input: a million wrong values give this many findings and one more that
+# counts the rest (rule findings-limited), so time and memory stay bounded by the input's size.
+MAX_FINDINGS = 1000
+FINDINGS_LIMITED = "findings-limited"
 
 
-@dataclass(frozen=True)
+class _FindingLimit:
+    """The findings of one input, up to a limit; beyond it only counted."""
+
+    __slots__ = ("findings", "limit", "omitted", "omitted_errors")
+
+    def __init__(self, limit: int):
+        self.findings: list[Finding] = []
+        self.limit = limit
+        self.omitted = 0
+        self.omitted_errors = 0
+
+    @property
+    def full(self) -> bool:
+        return len(self.findings) >= self.limit
+
+    def add(self, finding: Finding) -> None:
+        if len(self.findings) < self.limit:
+            self.findings.append(finding)
+        else:
+            self.omit(1, finding.severity)
+
+    def omit(self, count: int, severity: str) -> None:
+        self.omitted += count
+        if severity == ERROR:
+            self.omitted_errors += count
+
+
+@dataclass(frozen=True, slots=True)
 class Location:
-    """Where a rule's value sits: its pointer and, for objects, the declared properties there."""
+    """Where a rule's value sits: for objects, the declared properties there, and the component name
+    or x-rule tag that matched. One per rule and place of a kind, built once (the pointer of each
+    value is known to the engine, which prefixes it to the rule's issues)."""
 
-    pointer: str
     shape: ObjectShape | None
     target: str  # the component name or x-rule tag that matched
 
@@ -93,6 +125,7 @@ class PayloadValidator:
         today: _dt.date | str | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         now: _dt.datetime | str | None = None,
+        max_findings: int = MAX_FINDINGS,
     ):
         self.spec = spec or load_spec()
         self.profile = profile or DEFAULT_PROFILE
@@ -103,8 +136,13 @@ class PayloadValidator:
         self.today_given = bool(given)
         self.today = parse_day(given, "today") if given else today_in_oslo(self.now)
         self.max_bytes = max_bytes
+        if max_findings < 1:
+            from .context import ConfigError
+
+            raise ConfigError(f"max_findings must be at least 1, got {max_findings}")
+        self.max_findings = max_findings
         self.catalogue = rules_pkg.catalogue()
-        self._steps: dict[str, list] = {}
+        self._visits: dict[str, Visit] = {}
 
     # ---- entry points ----
     def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
@@ -160,50 +198,75 @@ class PayloadValidator:
 
     # ---- the checks ----
     def _check(self, payload: Any, kind: Kind) -> list[Finding]:
-        findings: list[Finding] = []
+        limit = _FindingLimit(self.max_findings)
         request = kind.is_request
         checker = checker_for(self.spec, kind.schema_name)
-        for issue in checker.issues(payload):
+        issues, omitted = checker.limited_issues(payload, self.max_findings)
+        for issue in issues:
             finding = self._finding(issue.rule, issue.pointer, issue.message, request, ref=issue.ref)
             if finding:
-                findings.append(finding)
-        plan = plan_for(self.spec, kind.name)
+                limit.add(finding)
+        limit.omit(omitted, ERROR)
         ctx = RuleContext(self.spec, kind, self.today, self.context, self.profile, payload)
-        # Values are found once per location; every rule targeting that location then sees them.
-        for pattern, shape, calls in self._active_steps(plan):
-            values = iter_values(payload, pattern)
-            if not values:
-                continue
-            for rule, target in calls:
-                check = rule.check
-                for pointer, value in values:
-                    try:
-                        issues = list(check(value, ctx, Location(pointer, shape, target)))
-                    except Exception as exc:  # a rule bug must surface as a finding, never a traceback
-                        findings.append(
-                            Finding("internal-error", ERROR, pointer, f"rule {rule.id} failed: {type(exc).__name__}: {exc}", None, None, rule.ref)
-                        )
-                        continue
-                    for issue in issues:
-                        finding = self._finding(rule.id, pointer + issue.path, issue.message, request, severity=issue.severity, ref=issue.ref)
-                        if finding:
-                            findings.append(finding)
+        self._visit(self._visit_for(kind), payload, "", ctx, request, limit)
+        findings = limit.findings
         findings.sort(key=_finding_order)
+        if limit.omitted:
+            findings.append(self._omitted_finding(limit))
         return findings
 
-    def _active_steps(self, plan: _Plan):
-        """The plan's steps without the rules this validator's profile switched off."""
-        cached = self._steps.get(plan.kind.name)
+    def _visit(self, node: Visit, value: Any, pointer: str, ctx: RuleContext, request: bool, limit: "_FindingLimit") -> None:
+        """Run the rules of one place on its value, then go on to the places below it."""
+        for check, at, rule in node.calls:
+            try:
+                for issue in check(value, ctx, at):
+                    if limit.full:  # counted, not built
+                        severity = self._severity(rule.id, issue.severity)
+                        if severity != "off":
+                            limit.omit(1, severity)
+                        continue
+                    finding = self._finding(rule.id, pointer + issue.path, issue.message, request, severity=issue.severity, ref=issue.ref)
+                    if finding:
+                        limit.add(finding)
+            except Exception as exc:  # a rule bug must surface as a finding, never a traceback
+                limit.add(Finding("internal-error", ERROR, pointer, f"rule {rule.id} failed: {type(exc).__name__}: {exc}", None, None, rule.ref))
+        if type(value) is dict:
+            for name, token, child in node.members:
+                if name in value:
+                    self._visit(child, value[name], pointer + token, ctx, request, limit)
+            if node.values is not None:
+                child = node.values
+                for key, item in value.items():
+                    self._visit(child, item, pointer + "/" + escape_pointer_token(key), ctx, request, limit)
+        elif type(value) is list and node.items is not None:
+            child = node.items
+            for i, item in enumerate(value):
+                self._visit(child, item, f"{pointer}/{i}", ctx, request, limit)
+
+    def _visit_for(self, kind: Kind) -> Visit:
+        """The kind's compiled visit without the rules this validator's profile switched off: each
+        place a rule reads, with its rules in catalogue order; built once per validator and kind."""
+        cached = self._visits.get(kind.name)
         if cached is None:
+            plan = plan_for(self.spec, kind.name)
             by_pattern: dict[tuple, list] = {}
             for rule, patterns in plan.steps:
                 if self._severity(rule.id) == "off":
                     continue
                 for pattern, target in patterns:
-                    by_pattern.setdefault(pattern, []).append((rule, target))
-            objects = plan.layout.objects
-            cached = self._steps[plan.kind.name] = [(p, objects.get(p), calls) for p, calls in by_pattern.items()]
+                    at = Location(plan.layout.objects.get(pattern), target)
+                    by_pattern.setdefault(pattern, []).append((rule.check, at, rule))
+            cached = self._visits[kind.name] = compile_visit(by_pattern)
         return cached
+
+    def _omitted_finding(self, limit: "_FindingLimit") -> Finding:
+        rule = self.catalogue[FINDINGS_LIMITED]
+        message = (
+            f"{limit.omitted:,} more findings not listed ({limit.omitted_errors:,} of them errors): "
+            f"at most {self.max_findings:,} are reported per input (max_findings, --max-findings)"
+        )
+        severity = ERROR if limit.omitted_errors else WARNING
+        return Finding(FINDINGS_LIMITED, severity, "", message, None, None, rule.ref)
 
     def _severity(self, rule_id: str, issued: str | None = None) -> str:
         """The profile's severity for a rule, else the one the issue carries, else the rule's."""
@@ -281,5 +344,6 @@ def _parse_now(value: _dt.datetime | str) -> _dt.datetime:
 
 
 def _finding_order(f: Finding) -> tuple:
-    # ASCII digits only: "²".isdigit() is true but int("²") fails (a JSON key may be any text).
-    return (tuple((0, int(t), "") if t.isascii() and t.isdigit() else (1, 0, t) for t in f.pointer.split("/")), f.rule)
+    # Array indexes in numeric order: ASCII digits only ("²".isdigit() is true but int("²") fails; a JSON key
+    # may be any text), compared by length, then digits (no int(): 4,301 digits are beyond Python's limit).
+    return (tuple((0, len(t), t) if t.isascii() and t.isdigit() else (1, 0, t) for t in f.pointer.split("/")), f.rule)
