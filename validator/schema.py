@@ -237,7 +237,7 @@ class SchemaChecker:
         except (ValueError, OverflowError, TypeError):
             # Values the compiled engine cannot take (e.g. integers beyond 64 bits): decide slowly.
             valid = not any(True for _ in self._detail.iter_errors(payload))
-        return valid and not any(True for _ in self._repeated_items(payload))
+        return valid and not (self._unique and any(True for _ in self._repeated_items(payload)))
 
     def issues(self, payload: Any) -> Iterator[SchemaIssue]:
         if self.is_valid(payload):

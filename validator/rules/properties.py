@@ -15,6 +15,7 @@ SEPA = "createSepaCreditTransfer request rentToBerlin"
     name="Unknown property in a request body",
     ref="Resources and their fields",
     targets=[EVERY_OBJECT],
+    applies_at=lambda shape: shape is not None and not shape.open_map,
     severity=WARNING,
     assumptions=["A19"],
     good=Example("bulk-payment", base=BULK),
@@ -30,7 +31,7 @@ def unknown_property(obj, ctx, at):
     usually a misspelling (the vendor's own bulk sample sends 'referencType'), so each one is
     reported with the closest declared name, or as belonging to another resource of the interface."""
     shape = at.shape
-    if not isinstance(obj, dict) or shape is None or shape.open_map:
+    if not isinstance(obj, dict) or shape is None or shape.open_map or obj.keys() <= shape.properties:
         return
     for key in sorted(obj.keys() - shape.properties):
         if key in _spec_property_names(ctx.spec):
@@ -62,6 +63,7 @@ def _spec_property_names(spec) -> frozenset[str]:
     name="Deprecated property used",
     ref="Resources and their fields",
     targets=[EVERY_OBJECT],
+    applies_at=lambda shape: shape is not None and bool(shape.deprecated),
     severity=WARNING,
     assumptions=["A20"],
     good=Example("bulk-payment", base=BULK),
