@@ -436,8 +436,12 @@ def short_value(value: Any, limit: int = 60) -> str:
 
 
 def _preview(value: Any, budget: int) -> str:
-    """repr of ``value``, stopped once ``budget`` characters are written."""
+    """repr of ``value``, stopped once ``budget`` characters are written (each nesting level
+    spends one, so the depth it goes to is bounded too)."""
+    if budget <= 0:
+        return "…"
     if isinstance(value, (list, dict)):
+        budget -= 1
         parts: list[str] = []
         size = 0
         items = value.items() if isinstance(value, dict) else value

@@ -19,6 +19,7 @@ def _short_values_cached(check):
         # An account identifier is at most 34 characters: a longer value is checked, not kept.
         return cached(value) if len(value) <= 64 else check(value)
 
+    checked.cache_info = cached.cache_info
     return checked
 
 
