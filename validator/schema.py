@@ -221,9 +221,24 @@ class SchemaChecker:
         self.schema = bundled_schema(spec, component)
         self._checked = _without_unique_items(self.schema)
         self._unique = build_layout(spec, component).unique_arrays
-        self._fast = jsonschema_rs.validator_for(self._checked, validate_formats=True, mask="…")
+        self._compiled = None
         self._detail_validator = None
         self.root_ref = spec.schema(component).get("x-document-ref")
+        self._root_type, self._root_required = _root_demands(spec, spec.schema(component))
+
+    @property
+    def _fast(self):
+        # Compiled on first use: kind detection rules most kinds out by their root alone (a CLI
+        # start checking one payload would otherwise compile every kind's schema).
+        if self._compiled is None:
+            self._compiled = jsonschema_rs.validator_for(self._checked, validate_formats=True, mask="…")
+        return self._compiled
+
+    def _surely_invalid(self, payload: Any) -> bool:
+        """The payload's top level already breaks the schema: wrong type or a required property absent."""
+        if self._root_type == "object":
+            return type(payload) is not dict or not self._root_required <= payload.keys()
+        return self._root_type == "array" and type(payload) is not list
 
     @property
     def _detail(self):
@@ -232,6 +247,8 @@ class SchemaChecker:
         return self._detail_validator
 
     def is_valid(self, payload: Any) -> bool:
+        if self._surely_invalid(payload):
+            return False
         try:
             valid = self._fast.is_valid(payload)
         except (ValueError, OverflowError, TypeError):
@@ -341,6 +358,27 @@ class SchemaChecker:
 
 
 _MISSING = object()
+
+
+def _root_demands(spec: Spec, schema: dict) -> tuple[str | None, frozenset[str]]:
+    """The JSON type a schema's root must have ("object", "array" or None) and the properties it
+    requires, following `$ref` and `allOf` (alternatives demand nothing for sure)."""
+    kinds: set[str] = set()
+    required: set[str] = set()
+    todo = [schema]
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, dict):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(SCHEMA_PREFIX):
+            todo.append(spec.schema(ref[len(SCHEMA_PREFIX):]))
+        if node.get("type") in ("object", "array"):
+            kinds.add(node["type"])
+        required.update(r for r in node.get("required", ()) if isinstance(r, str))
+        todo.extend(node.get("allOf", ()))
+    root_type = kinds.pop() if len(kinds) == 1 else None
+    return root_type, frozenset(required) if root_type == "object" else frozenset()
 
 
 def _without_unique_items(node: Any) -> Any:
