@@ -29,6 +29,10 @@ class ObjectShape:
     open_map: bool  # additionalProperties is a schema: any key is a declared one
     deprecated: tuple[tuple[str, str], ...] = ()  # (property, its description) marked deprecated: true
 
+    @property
+    def sorted_properties(self) -> tuple[str, ...]:
+        return tuple(sorted(self.properties))
+
 
 @dataclass(frozen=True)
 class KindLayout:

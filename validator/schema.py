@@ -549,8 +549,6 @@ def describe_error(error) -> str:
 def _close_match(value: Any, members: list) -> str | None:
     if not isinstance(value, str):
         return None
-    import difflib
-
     upper = value.upper()
     if upper in members:
         return upper
@@ -560,8 +558,25 @@ def _close_match(value: Any, members: list) -> str | None:
         country = pycountry.countries.get(alpha_3=upper)
         if country is not None and country.alpha_2 in members:
             return country.alpha_2
-    found = difflib.get_close_matches(value, [str(m) for m in members], n=1, cutoff=0.75)
+    return closest(value, tuple(str(m) for m in members), 0.75)
+
+
+def closest(word: str, candidates: tuple[str, ...], cutoff: float) -> str | None:
+    """The candidate most like ``word`` ("did you mean"), or None. A misspelling tends to repeat (one
+    template, ten thousand entries): answers for short words are remembered, a few hundred at most."""
+    if len(word) > 64:
+        return _closest(word, candidates, cutoff)
+    return _closest_cached(word, candidates, cutoff)
+
+
+def _closest(word: str, candidates: tuple[str, ...], cutoff: float) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(word, candidates, n=1, cutoff=cutoff)
     return found[0] if found else None
+
+
+_closest_cached = functools.lru_cache(maxsize=512)(_closest)
 
 
 def checker_for(spec: Spec, component: str) -> SchemaChecker:

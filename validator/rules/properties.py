@@ -1,9 +1,8 @@
 """Unknown properties in request bodies (A19) and the currency a product expects (A21)."""
 from __future__ import annotations
 
-import difflib
-
 from ..findings import WARNING, escape_pointer_token
+from ..schema import closest
 from . import EVERY_OBJECT, REMOVE, Example, Issue, rule
 
 BULK = "createBulkPayment request invoicesWithKid"
@@ -37,8 +36,8 @@ def unknown_property(obj, ctx, at):
         if key in _spec_property_names(ctx.spec):
             message = f"{key!r} is a property of other resources of the interface, not of this one"
         else:
-            close = difflib.get_close_matches(key, sorted(shape.properties), n=1, cutoff=0.7)
-            message = f"unknown property {key!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+            close = closest(key, shape.sorted_properties, 0.7)
+            message = f"unknown property {key!r}" + (f"; did you mean {close!r}?" if close else "")
         yield Issue("/" + escape_pointer_token(key), message)
 
 
