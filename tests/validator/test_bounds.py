@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from validator import locate
-from validator.engine import FINDINGS_LIMITED, Validator
+from validator import Validator
+from validator.engine import FINDINGS_LIMITED
 from validator.rules import accounts as account_rules
 from validator.rules import amounts as amount_rules
 from validator.rules.examples import spec_example
