@@ -29,15 +29,15 @@ def test_unique_items_never_reach_the_compiled_engine():
     report = VALIDATOR.validate_bytes(b'{"paymentIds": [' + b",".join([b"NaN"] * 3000) + b"]}", "signing-basket")
     decoding = [f for f in report.findings if f.rule == "json-non-finite"]  # the loader's own, capped at 100
     assert len(report.findings) == VALIDATOR.max_findings + len(decoding) + 1
-    assert report.findings[-1].rule == FINDINGS_LIMITED
+    assert [f.rule for f in report.findings].count(FINDINGS_LIMITED) == 1
 
 
 def test_schema_findings_are_capped_and_the_rest_counted():
     validator = Validator(today=SPEC.example_today, max_findings=50)
     report = validator.validate(list(range(5000)), "card-transactions")
     assert len(report.findings) == 51
-    last = report.findings[-1]
-    assert (last.rule, last.severity, last.pointer) == (FINDINGS_LIMITED, "error", "")
+    last = _limited(report)
+    assert (last.severity, last.pointer) == ("error", "")
     assert last.message.startswith("4,950 more findings not listed (4,950 of them errors)")
 
 
@@ -46,9 +46,14 @@ def test_rule_findings_are_capped_and_counted_not_built():
     bulk["payments"] = [dict(bulk["payments"][0], creditorNaem=f"n{i}") for i in range(300)]
     report = Validator(today=SPEC.example_today, max_findings=10).validate(bulk, "bulk-payment")
     assert len(report.findings) == 11
-    assert report.findings[-1].severity == "warning"  # only warnings were left out: the verdict stands
+    assert _limited(report).severity == "warning"  # only warnings were left out: the verdict stands
     assert report.valid
-    assert report.findings[-1].message.startswith("290 more findings not listed (0 of them errors)")
+    assert _limited(report).message.startswith("290 more findings not listed (0 of them errors)")
+
+
+def _limited(report):
+    (found,) = [f for f in report.findings if f.rule == FINDINGS_LIMITED]
+    return found
 
 
 def test_messages_cost_the_same_for_huge_and_deep_values():
