@@ -14,7 +14,7 @@ from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, parse_instant, today_in_oslo
 from .detect import Detection, detect_kind
 from .findings import ERROR, Finding, Report
-from .jsonload import JSONL_SUFFIXES, Loaded, jsonl_lines, load_json_bytes
+from .jsonload import JSONL_SUFFIXES, Loaded, check_value, jsonl_lines, load_json_bytes
 from .locate import KindLayout, ObjectShape, build_layout, iter_values
 from .schema import checker_for
 from .spec import Kind, Spec, load_spec
@@ -106,8 +106,22 @@ class PayloadValidator:
         self.catalogue = rules_pkg.catalogue()
         self._steps: dict[str, list] = {}
 
-    # ---- entry points ----
+    # ---- entry points: each gives a report for any input, never an exception ----
     def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
+        self._known_kind(kind)
+        try:
+            # A decoded value has not met the loader's limits: nesting depth, integers too long to print.
+            return self._from_loaded(check_value(payload), kind, source)
+        except Exception as exc:  # a defect must cost this input's report, never the caller's other inputs
+            return _internal_error(source, kind, exc)
+
+    def _known_kind(self, kind: str | None) -> None:
+        """An unknown kind is the caller's mistake, not the input's: SpecError, before any input is read."""
+        if kind is not None:
+            self.spec.kind(kind)
+
+    def _validate(self, payload: Any, kind: str | None, source: str) -> Report:
+        """One decoded payload (within the loader's limits); a subclass routes other inputs (whole requests) here."""
         findings: list[Finding] = []
         candidates: tuple[str, ...] = ()
         detected = kind is None
@@ -125,6 +139,13 @@ class PayloadValidator:
         return report
 
     def validate_bytes(self, data: bytes, kind: str | None = None, *, source: str = "<bytes>") -> Report:
+        self._known_kind(kind)
+        try:
+            return self._validate_bytes(data, kind, source)
+        except Exception as exc:
+            return _internal_error(source, kind, exc)
+
+    def _validate_bytes(self, data: bytes, kind: str | None, source: str) -> Report:
         loaded = load_json_bytes(data, max_bytes=self.max_bytes)
         report = self._from_loaded(loaded, kind, source)
         # Only a payload report points into this text (a subclass's whole-request report points into the request).
@@ -252,9 +273,17 @@ class PayloadValidator:
         ]
         if decoding and loaded.value is None:
             return Report(source, kind, decoding)
-        report = self.validate(loaded.value, kind, source=source)
+        report = self._validate(loaded.value, kind, source)
         report.findings[:0] = decoding
         return report
+
+
+def _internal_error(source: str, kind: str | None, exc: Exception) -> Report:
+    try:
+        detail = str(exc)[:300]
+    except Exception:  # noqa: BLE001 - the message of an exception about an unprintable value
+        detail = ""
+    return Report(source, kind, [Finding("internal-error", ERROR, "", f"validation failed: {type(exc).__name__}: {detail}")])
 
 
 def _add_positions(report: Report, data: bytes) -> None:
@@ -281,5 +310,6 @@ def _parse_now(value: _dt.datetime | str) -> _dt.datetime:
 
 
 def _finding_order(f: Finding) -> tuple:
-    # ASCII digits only: "²".isdigit() is true but int("²") fails (a JSON key may be any text).
-    return (tuple((0, int(t), "") if t.isascii() and t.isdigit() else (1, 0, t) for t in f.pointer.split("/")), f.rule)
+    # Array indices in numeric order without converting them: "2" < "10" as (1, "2") < (2, "10"). Only ASCII
+    # digits are indices ("²".isdigit() is true), and a member name of 5,000 digits must not meet int().
+    return (tuple((0, len(t), t) if t.isascii() and t.isdigit() else (1, 0, t) for t in f.pointer.split("/")), f.rule)
