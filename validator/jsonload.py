@@ -366,20 +366,23 @@ def _parse(text: str, max_depth: int, problems: list[LoadProblem]) -> Any | None
         )
 
     huge_int = False
-    try:
-        value = decoder().decode(text)
-    except json.JSONDecodeError as exc:
-        problems.append(LoadProblem(JSON_SYNTAX, exc.msg, exc.lineno, exc.colno))
-        return None
-    except RecursionError:
-        problems.append(_too_deep(max_depth))
-        return None
-    except ValueError:
-        # CPython's int conversion limit (CVE-2020-10735): decode again, such integers as infinity (they lie
-        # beyond every double anyway), so the document's other checks still run.
-        huge_int = True
-        duplicates = non_finite = 0
-        value = decoder(_int_or_infinity).decode(text)
+    while True:
+        try:
+            value = decoder(_int_or_infinity if huge_int else None).decode(text)
+            break
+        except json.JSONDecodeError as exc:
+            problems.append(LoadProblem(JSON_SYNTAX, exc.msg, exc.lineno, exc.colno))
+            return None
+        except RecursionError:
+            problems.append(_too_deep(max_depth))
+            return None
+        except ValueError:
+            if huge_int:
+                raise
+            # CPython's int conversion limit (CVE-2020-10735): decode again, such integers as infinity (they lie
+            # beyond every double anyway), so the document's other checks still run.
+            huge_int = True
+            duplicates = non_finite = 0
     if duplicates or non_finite or huge_int:
         found: list[LoadProblem] = []
         _locate(text, duplicates > 0, non_finite > 0 or huge_int, found)

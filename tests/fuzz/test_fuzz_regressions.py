@@ -1,0 +1,156 @@
+"""One regression test per class of failure the fuzz runs found (issue 8): each input gets its proper finding,
+and every other finding of that input is still reported."""
+from __future__ import annotations
+
+
+import json
+
+import pytest
+
+from validator import validate, validate_bytes
+from validator.engine import Validator
+from validator.jsonload import JSON_NON_FINITE, JSON_TOO_DEEP, check_value, load_json_bytes
+from validator.request import build_request, example_identity, example_now, sign_envelope
+from validator.spec import load_spec
+
+SPEC = load_spec()
+TODAY = SPEC.example_today
+DIGITS_4301 = "1" * 4301
+
+
+def rules(report) -> list[str]:
+    return [f.rule for f in report.findings]
+
+
+def assert_clean(report) -> None:
+    assert not [f for f in report.findings if f.rule == "internal-error" or "internal verifier error" in f.message]
+
+
+# ---------------------------------------------------------------- escapes from the engine's finding order
+@pytest.mark.parametrize("name", ["²", DIGITS_4301, "٣"])
+def test_member_names_of_digits_are_ordered_without_int(name):
+    data = json.dumps({"paymentIds": ["a"], name: 1, "zz": 2}).encode()
+    report = validate_bytes(data, "signing-basket", today=TODAY)
+    assert rules(report) == ["unknown-property", "unknown-property"]
+    assert {f.pointer for f in report.findings} == {"/" + name, "/zz"}
+
+
+def test_array_indices_still_sort_numerically():
+    report = validate({"paymentIds": ["a"] * 12 + [1, 2]}, "signing-basket", today=TODAY)
+    pointers = [f.pointer for f in report.findings if f.rule == "schema-type"]
+    assert pointers == ["/paymentIds/12", "/paymentIds/13"]
+
+
+# ---------------------------------------------------------------- escapes from the JSON loader
+@pytest.mark.parametrize("data, pointer", [
+    (b"[NaN,true]", "/0"),
+    (b'{"x":1e400,"y":false}', "/x"),
+    (b"[" + b"9" * 4301 + b",true]", "/0"),
+    (b'{"a":null,"n":-Infinity}', "/n"),
+])
+def test_loader_locates_numbers_beside_literals(data, pointer):
+    loaded = load_json_bytes(data)
+    assert [p.rule for p in loaded.problems] == [JSON_NON_FINITE]
+    assert loaded.problems[0].pointer == pointer and loaded.problems[0].line == 1
+    assert loaded.value is not None  # readable: the other checks still run
+
+
+def test_huge_integer_keeps_the_documents_other_findings():
+    body = json.loads(build_request(SPEC, "createSepaCreditTransfer")["body"])
+    body["creditorName"] = 4711
+    text = json.dumps(body).replace('"1250.00"', "9" * 5000)
+    report = validate_bytes(text.encode(), "sepa-credit-transfer", today=TODAY)
+    assert "json-non-finite" in rules(report) and "schema-type" in rules(report)
+    assert any(f.rule == "amount-grammar" and f.pointer == "/instructedAmount/amount" for f in report.findings)
+
+
+# ---------------------------------------------------------------- the object API
+def test_object_with_huge_integer_gets_findings():
+    report = validate({"tppMessages": 10**5000}, "tpp-messages-error", today=TODAY)
+    assert rules(report) == ["json-non-finite", "schema-type"]
+    assert report.findings[0].pointer == "/tppMessages" and "5,000 digits" in report.findings[0].message
+
+
+def test_object_huge_amount_gets_the_amount_finding():
+    body = json.loads(build_request(SPEC, "createSepaCreditTransfer")["body"])
+    body["instructedAmount"]["amount"] = -(10**5000)
+    report = validate(body, "sepa-credit-transfer", today=TODAY)
+    assert_clean(report)
+    assert [(f.rule, f.pointer) for f in report.findings][:2] == [
+        ("json-non-finite", "/instructedAmount/amount"), ("amount-grammar", "/instructedAmount/amount")]
+
+
+@pytest.mark.parametrize("kind", [None, "signing-basket", "request"])
+def test_object_nested_too_deep_gets_a_finding(kind):
+    deep: list = []
+    for _ in range(1000):
+        deep = [deep]
+    report = validate({"paymentIds": deep}, kind, today=TODAY)
+    assert rules(report) == [JSON_TOO_DEEP]
+
+
+def test_check_value_leaves_ordinary_values_alone():
+    value = {"a": [1, 2.5, "x", None, True, 10**4000]}
+    assert check_value(value).value is value and check_value(value).ok
+    deep: list = []
+    for _ in range(511):
+        deep = [deep]  # 512 levels, as b"[" * 512 + b"]" * 512: the loader's limit
+    assert check_value(deep).ok and load_json_bytes(b"[" * 512 + b"]" * 512).ok
+    assert not check_value([deep]).ok and not load_json_bytes(b"[" * 513 + b"]" * 513).ok
+
+
+def test_unknown_kind_is_still_the_callers_error():
+    from validator.spec import SpecError
+
+    with pytest.raises(SpecError):
+        validate({}, "no-such-kind")
+
+
+# ---------------------------------------------------------------- JSONL: one bad line costs nothing else
+def test_jsonl_keeps_every_lines_report(tmp_path):
+    lines = [b'{"paymentIds":["a"]}', b'{"paymentIds":["a"],"\xc2\xb2":1}', b"[NaN,true]",
+             b'{"x":1e400,"y":false}', b"[" + b"9" * 4301 + b",true]", b'{"paymentIds":["b"]}']
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    reports = Validator(today=TODAY).validate_path(path, "signing-basket")
+    assert [r.source.rsplit(":", 1)[1] for r in reports] == ["1", "2", "3", "4", "5", "6"]
+    for report in reports:
+        assert_clean(report)
+    assert reports[0].valid and reports[5].valid and not reports[2].valid
+
+
+# ---------------------------------------------------------------- the signature verifier
+@pytest.fixture(scope="module")
+def signed():
+    key, cert = example_identity()
+    return sign_envelope(build_request(SPEC, "createSepaCreditTransfer"), key, cert, now=example_now(SPEC), spec=SPEC)
+
+
+def test_lone_surrogate_in_a_signed_header_value(signed):
+    envelope = json.loads(json.dumps(signed))
+    envelope["headers"]["X-Request-ID"] = "\ud800" + envelope["headers"]["X-Request-ID"]
+    report = Validator(now=example_now(SPEC)).validate(envelope, "request")
+    assert_clean(report)
+    invalid = [f for f in report.findings if f.rule == "signature-invalid"]
+    assert invalid and "unpaired surrogate" in invalid[0].message
+
+
+@pytest.mark.parametrize("where", ['keyId="SN=', "CA=CN="])
+def test_lone_surrogate_in_the_key_id(signed, where):
+    envelope = json.loads(json.dumps(signed))
+    envelope["headers"]["Signature"] = envelope["headers"]["Signature"].replace(where, where + "\udc00", 1)
+    for report in (Validator(now=example_now(SPEC)).validate(envelope, "request"),
+                   Validator(now=example_now(SPEC)).validate_bytes(json.dumps(envelope).encode(), "request")):
+        assert_clean(report)
+        assert [f.rule for f in report.findings if f.pointer == "/headers/Signature"] == ["signature-malformed"]
+
+
+def test_the_verifier_still_checks_the_rest(signed):
+    """The surrogate costs the signature, not the Digest check."""
+    envelope = json.loads(json.dumps(signed))
+    envelope["headers"]["X-Request-ID"] = "\ud800"
+    envelope["headers"]["Digest"] = "SHA-256=" + "A" * 43 + "="
+    report = Validator(now=example_now(SPEC)).validate(envelope, "request")
+    assert {"digest-mismatch", "signature-invalid"} <= set(rules(report))
+
+
