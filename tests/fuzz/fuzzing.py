@@ -39,6 +39,7 @@ from typing import Any, Callable
 from validator import engine
 from validator.engine import Validator
 from validator.findings import Finding, Report
+from validator.jsonload import load_json_text
 from validator.spec import load_spec
 
 SPEC = load_spec()
@@ -344,10 +345,8 @@ def mutate_request(env: dict, rng: random.Random, notes: list[str]) -> dict:
     else:
         body = env.get("body")
         if isinstance(body, str):
-            try:
-                value = json.loads(body)
-            except ValueError:
-                value = body
+            loaded = load_json_text(body)  # at most 512 levels deep: to_text stays within Python's recursion
+            value = body if loaded.value is None else loaded.value
             value = mutate_value(value, rng, notes)
             env["body"] = to_text(value, rng, 0.05) if rng.random() < 0.8 else value
         else:
