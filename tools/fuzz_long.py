@@ -14,10 +14,12 @@ Exit code 1 when anything failed.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import multiprocessing
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -58,6 +60,11 @@ def _run_chunk(task: tuple[int, int, int, float | None, int]) -> dict:
     return {"pid": os.getpid(), "done": done, "calls": outcome.calls, "seconds": outcome.seconds,
             "failures": outcome.failures[:MAX_KEPT], "failure_count": len(outcome.failures),
             "slowest": outcome.slowest, "rss_start": _STATE["rss_start"], "rss_end": fuzzing.rss_kib(), "start": start}
+
+
+def _problem_class(problem: str) -> str:
+    """A failure's message without the parts that vary between inputs (numbers, quoted values)."""
+    return re.sub(r"'[^']*'|\"[^\"]*\"|\d+", "…", problem)[:160]
 
 
 def _classify(failure: fuzzing.Failure) -> str:
@@ -122,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
             {"microseconds_per_byte": round(per_byte * 1e6, 3), "seconds": round(sec, 4), "bytes": size, "entry": entry,
              "input": desc} for per_byte, sec, size, entry, desc in slowest],
         "rss_kib": {str(pid): {"after_warm_up": v[0], "end": v[1]} for pid, v in rss.items()},
+        "failure_classes": dict(collections.Counter(_problem_class(f.problem) for f in failures).most_common()),
         "failures": [{"entry": f.entry, "problem": f.problem[:300], "input": f.case.description[:300]} for f in failures[:20]],
         "saved": saved,
     }
@@ -153,7 +161,9 @@ def _text(s: dict) -> str:
         start = f"{r['after_warm_up'] / 1024:.0f} MiB" if r["after_warm_up"] else "?"
         end = f"{r['end'] / 1024:.0f} MiB" if r["end"] else "?"
         lines.append(f"  resident memory   worker {pid}: {start} after warm-up, {end} at the end")
-    for f in s["failures"]:
+    for problem, count in s["failure_classes"].items():
+        lines.append(f"  {count:>6} × {problem}")
+    for f in s["failures"][:5]:
         lines.append(f"  FAIL {f['entry']}: {f['problem'][:200]}\n       input {f['input'][:200]}")
     if s["saved"]:
         lines.append(f"  saved {len(s['saved'])} failing input(s) to {Path(s['saved'][0]).parent}")
