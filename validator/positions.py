@@ -99,6 +99,15 @@ class PositionIndex:
         start = self._newlines[line - 1] + 1 if line else 0
         return line + 1, offset - start + 1
 
+    def offset_at(self, line: int, column: int | None) -> int:
+        """The index of a 1-based line and column (the inverse of :meth:`line_column`)."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in _NEWLINE.finditer(self.text)]
+        start = 0
+        if line > 1:
+            start = self._newlines[line - 2] + 1 if line - 2 < len(self._newlines) else len(self.text)
+        return min(len(self.text), start + max((column or 1) - 1, 0))
+
     def position(self, pointer: str) -> tuple[int, int] | None:
         offset = self.offset(pointer)
         return None if offset is None else self.line_column(offset)
