@@ -345,7 +345,7 @@ def mutate_request(env: dict, rng: random.Random, notes: list[str]) -> dict:
     else:
         body = env.get("body")
         if isinstance(body, str):
-            loaded = load_json_text(body)  # at most 512 levels deep: to_text stays within Python's recursion
+            loaded = load_json_text(body, max_depth=200)  # deeper bodies stay text: to_text recurses
             value = body if loaded.value is None else loaded.value
             value = mutate_value(value, rng, notes)
             env["body"] = to_text(value, rng, 0.05) if rng.random() < 0.8 else value
@@ -521,9 +521,14 @@ class Outcome:
                 del self.slowest[self.keep_slowest:]
         return result
 
-    def check(self, case: Case, entry: str, reports: Any) -> None:
+    def check(self, case: Case, entry: str, reports: Any, text: bytes | None = None) -> None:
+        """Every report well formed, no internal error; with the input's bytes, every line and column inside them."""
         if reports is None:
             return
+        lines = None
+        if text is not None:
+            decoded = text[3:] if text.startswith(b"\xef\xbb\xbf") else text
+            lines = decoded.decode("utf-8", "replace").split("\n")
         for report in reports if isinstance(reports, list) else [reports]:
             if not isinstance(report, Report):
                 self.failures.append(Failure(case, entry, f"returned {type(report).__name__}, not a Report"))
@@ -533,6 +538,10 @@ class Outcome:
                     self.failures.append(Failure(case, entry, f"a finding is a {type(f).__name__}"))
                 elif f.rule == "internal-error" or "internal verifier error" in f.message:
                     self.failures.append(Failure(case, entry, f"internal error: {f.pointer} {f.message[:300]}"))
+                elif lines is not None and f.line is not None and not (
+                        1 <= f.line <= len(lines) and 1 <= (f.column or 1) <= len(lines[f.line - 1]) + 1):
+                    self.failures.append(Failure(case, entry, f"position {f.line}:{f.column} of {f.rule} {f.pointer[:60]} "
+                                                              f"is outside the input ({len(lines)} lines)"))
 
 
 def run_case(case: Case, outcome: Outcome, rng: random.Random | None = None, *, every_entry: bool = False,
@@ -557,7 +566,7 @@ def run_case(case: Case, outcome: Outcome, rng: random.Random | None = None, *, 
             outcome.timed(case, "Validator.detect_kind", lambda: v.detect_kind(payload), size)
         return
     data = case.data
-    outcome.check(case, "Validator.validate_bytes", outcome.timed(case, "Validator.validate_bytes", lambda: v.validate_bytes(data, kind), size))
+    outcome.check(case, "Validator.validate_bytes", outcome.timed(case, "Validator.validate_bytes", lambda: v.validate_bytes(data, kind), size), data)
     if sampled(0.02):
         today = v.today.isoformat() if v.today_given else None
         outcome.check(case, "validator.validate_bytes", outcome.timed(case, "validator.validate_bytes", lambda: engine.validate_bytes(data, kind, today=today), size))
