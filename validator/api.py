@@ -40,7 +40,12 @@ class Validator(PayloadValidator):
             report = check_request_bytes(self, data, source=source)
             report.detected = kind is None
             return report
-        return super()._validate_bytes(data, kind, source)  # a JSON envelope comes back through _validate
+        report = super()._validate_bytes(data, kind, source)  # a JSON envelope comes back through _validate
+        if report.kind == REQUEST_KIND:  # ... and its body's findings are placed in this file
+            from .request.checker import place_body_findings
+
+            report.findings[:] = place_body_findings(report.findings, data)
+        return report
 
     def _known_kind(self, kind: str | None) -> None:
         if kind != REQUEST_KIND:
