@@ -19,8 +19,10 @@ rule ids:
 Every problem is an error. ``Loaded.value`` is None when the input could not be
 understood; it is kept when the JSON itself was readable but broke an
 interoperability rule (duplicate keys -- the last value wins, as in ``json.loads`` --,
-non-finite numbers loaded as Python floats, integers too long to convert loaded as infinity, a byte order mark), so callers can still
-run their other checks. Lines and columns count characters of the decoded text.
+non-finite numbers loaded as Python floats, integers too long to convert loaded as
+infinity, a byte order mark), so callers can still run their other checks. Lines and
+columns count characters of the decoded text. :func:`check_value` applies the same
+limits (depth, integer length) to a value decoded elsewhere.
 
 Speed: the common valid document costs one C-level ``json`` parse with a light
 ``object_pairs_hook`` (duplicate keys are detected by comparing ``len(pairs)`` with

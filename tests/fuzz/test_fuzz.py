@@ -6,7 +6,11 @@ same on every machine (seed and index decide each one), a faster machine simply 
 """
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +79,23 @@ def test_the_harness_reports_an_escape(monkeypatch, tmp_path):
     outcome = fuzzing.Outcome()
     fuzzing.run_case(case, outcome, workdir=tmp_path)
     assert outcome.failures and "internal error" in outcome.failures[0].problem
+
+
+def _long_run_tool():
+    path = Path(__file__).resolve().parents[2] / "tools" / "fuzz_long.py"
+    spec = importlib.util.spec_from_file_location("obvalidate_fuzz_long", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def test_long_run_tool_summarises_a_short_run(capsys):
+    tool = _long_run_tool()
+    assert tool.main(["--inputs", "60", "--workers", "1", "--seed", str(SEED), "--json", "--slowest", "3"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["inputs"] == 60 and summary["escapes"] == 0 and summary["internal_errors"] == 0
+    assert summary["inputs_per_second"] > 0 and len(summary["slowest_per_byte"]) == 3 and summary["retimed"]
+    assert all(r["after_warm_up"] and r["end"] for r in summary["rss_kib"].values())
+    assert tool.main(["--seed", str(SEED), "--replay", "7", "11"]) == 0
+    assert capsys.readouterr().out.count("0 failing") == 2
