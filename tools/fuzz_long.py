@@ -31,7 +31,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "fuzz")]
 import fuzzing  # noqa: E402
 
 CHUNK = 1000  # inputs per task: small enough for a prompt stop at the time budget
-MAX_KEPT = 50  # failing inputs kept (and saved) per chunk
+MAX_KEPT = 50  # failing inputs kept per chunk
+MAX_FAILURES = 500  # ... and per run (saved with --save-failures); all are counted
 
 _STATE: dict = {}
 
@@ -127,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
                 failure_count += result["failure_count"]
                 for failure in result["failures"]:
                     counts[_classify(failure)] += 1
-                failures.extend(result["failures"])
+                failures.extend(result["failures"][: max(0, MAX_FAILURES - len(failures))])
                 slowest = sorted(slowest + result["slowest"], reverse=True)[:candidates]
                 entry = rss.setdefault(result["pid"], [result["rss_start"], result["rss_end"], -1])
                 if result["start"] > entry[2]:
