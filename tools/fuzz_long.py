@@ -82,6 +82,7 @@ def _run_chunk(task: tuple[int, int, int, float | None, int]) -> dict:
                                  keep_slowest=keep_slowest)
     return {"pid": os.getpid(), "done": done, "calls": outcome.calls, "seconds": outcome.seconds,
             "failures": outcome.failures[:MAX_KEPT], "failure_count": len(outcome.failures),
+            "classes": collections.Counter(_classify(f) for f in outcome.failures),
             "slowest": outcome.slowest, "rss_start": _STATE["rss_start"], "rss_end": fuzzing.rss_kib(), "start": start}
 
 
@@ -126,8 +127,8 @@ def run(args: argparse.Namespace) -> int:
                 calls += result["calls"]
                 busy += result["seconds"]
                 failure_count += result["failure_count"]
-                for failure in result["failures"]:
-                    counts[_classify(failure)] += 1
+                for name, count in result.get("classes", {}).items():
+                    counts[name] += count
                 failures.extend(result["failures"][: max(0, MAX_FAILURES - len(failures))])
                 slowest = sorted(slowest + result["slowest"], reverse=True)[:candidates]
                 entry = rss.setdefault(result["pid"], [result["rss_start"], result["rss_end"], -1])
