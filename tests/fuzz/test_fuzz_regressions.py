@@ -244,3 +244,22 @@ def test_string_offsets_follow_escapes():
         offsets = string_offsets(text, 9, list(range(len(value) + 1)))
         for i in range(len(value) + 1):
             assert json.loads(text[9:offsets[i]] + '"') == value[:i]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_cli_reports_every_jsonl_line(tmp_path, jobs):
+    from click.testing import CliRunner
+
+    from validator.cli import main
+
+    lines = [b'{"paymentIds":["a"]}', '{"paymentIds":["a"],"²":1}'.encode(), b"[NaN,true]", b'{"x":1e400,"y":false}',
+             b"[" + b"9" * 4301 + b",true]", b'{"paymentIds":["b"]}']
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    (tmp_path / "other.jsonl").write_bytes(lines[0] + b"\n")
+    result = CliRunner().invoke(main, ["--format", "json", "--kind", "signing-basket", "--jobs", jobs, "--today", TODAY,
+                                       str(path), str(tmp_path / "other.jsonl")])
+    assert result.exit_code == 1 and (result.exception is None or isinstance(result.exception, SystemExit))
+    reports = json.loads(result.output)["results"]
+    assert [r["source"].rsplit(":", 1)[1] for r in reports] == ["1", "2", "3", "4", "5", "6", "1"]
+    assert "internal-error" not in result.output and "Traceback" not in result.output
