@@ -1,6 +1,6 @@
 """The fuzz run inside the test command, and the replay of every input a fuzz run has ever found failing.
 
-The seeded run is bounded by time (``OBVALIDATE_FUZZ_SECONDS``, default 50 s) and by count; the cases are the
+The seeded run is bounded by time (``OBVALIDATE_FUZZ_SECONDS``, default 45 s) and by count; the cases are the
 same on every machine (seed and index decide each one), a faster machine simply gets further. Long runs:
 ``python tools/fuzz_long.py`` (which also saves new failing inputs into ``tests/fuzz/corpus/``).
 """
@@ -18,7 +18,7 @@ import fuzzing
 
 SEED = 20261122
 MAX_CASES = 40_000
-SECONDS = float(os.environ.get("OBVALIDATE_FUZZ_SECONDS", "50"))
+SECONDS = float(os.environ.get("OBVALIDATE_FUZZ_SECONDS", "45"))
 CORPUS = fuzzing.corpus_cases()
 
 
