@@ -545,15 +545,20 @@ def check_value(value: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Loaded:
     stack = [(value, 1)] if isinstance(value, (dict, list)) else []
     if bound is not None and type(value) is int and not -bound < value < bound:
         huge = True
+    push, pop = stack.append, stack.pop
     while stack:
-        node, depth = stack.pop()
+        node, depth = pop()
         if depth > max_depth:
             return Loaded(None, [_too_deep(max_depth, f"more than {max_depth}")])
         for child in (node.values() if isinstance(node, dict) else node):
-            if isinstance(child, (dict, list)):
-                stack.append((child, depth + 1))
-            elif bound is not None and type(child) is int and not -bound < child < bound:
-                huge = True
+            kind = type(child)
+            if kind is str or kind is float or kind is bool or child is None:  # the common leaves, first
+                continue
+            if kind is int:
+                if bound is not None and not -bound < child < bound:
+                    huge = True
+            elif isinstance(child, (dict, list)):
+                push((child, depth + 1))
     if not huge:
         return Loaded(value)
     problems: list[LoadProblem] = []
