@@ -126,7 +126,7 @@ class PayloadValidator:
         candidates: tuple[str, ...] = ()
         detected = kind is None
         if detected:
-            detection = self.detect_kind(payload)
+            detection = self._detect_kind(payload)
             if detection.kind is None:
                 report = Report(source, None)
                 report.findings.append(self._engine_finding(("kind-undetected", detection.message), ""))
@@ -176,7 +176,14 @@ class PayloadValidator:
 
     # ---- kind detection (validator/detect.py) ----
     def detect_kind(self, payload: Any) -> Detection:
-        """The kind a payload is meant to be."""
+        """The kind a payload is meant to be (any value: the loader's limits are applied first)."""
+        checked = check_value(payload)
+        if checked.value is None and checked.problems:  # nested too deeply (a null payload is a value)
+            return Detection(None, (), f"cannot tell which kind of payload this is: {checked.problems[0].message}",
+                             confident=False)
+        return self._detect_kind(checked.value)
+
+    def _detect_kind(self, payload: Any) -> Detection:
         return detect_kind(self.spec, payload)
 
     # ---- the checks ----

@@ -71,7 +71,7 @@ def test_generator_reaches_every_form_and_entry_point(tmp_path):
 def test_the_harness_reports_an_escape(monkeypatch, tmp_path):
     """A harness that cannot see a failure proves nothing: make one entry point raise and one report an
     internal error."""
-    from validator.engine import Validator
+    from validator.api import Validator
     from validator.findings import Finding, Report
 
     case = fuzzing.make_case(SEED, next(i for i in range(100) if fuzzing.make_case(SEED, i).form == "bytes"))

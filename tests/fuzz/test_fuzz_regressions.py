@@ -8,7 +8,7 @@ import json
 import pytest
 
 from validator import validate, validate_bytes
-from validator.engine import Validator
+from validator.api import Validator
 from validator.jsonload import JSON_NON_FINITE, JSON_TOO_DEEP, check_value, load_json_bytes
 from validator.request import build_request, example_identity, example_now, sign_envelope
 from validator.spec import load_spec
@@ -97,6 +97,18 @@ def test_check_value_leaves_ordinary_values_alone():
         deep = [deep]  # 512 levels, as b"[" * 512 + b"]" * 512: the loader's limit
     assert check_value(deep).ok and load_json_bytes(b"[" * 512 + b"]" * 512).ok
     assert not check_value([deep]).ok and not load_json_bytes(b"[" * 513 + b"]" * 513).ok
+
+
+def test_detect_kind_takes_any_value():
+    from validator import Validator
+
+    v = Validator(today=TODAY)
+    assert v.detect_kind({"tppMessages": [{"category": "ERROR", "code": -(10**5000)}]}).kind == "tpp-messages-error"
+    deep: list = []
+    for _ in range(1000):
+        deep = [deep]
+    detection = v.detect_kind(deep)
+    assert detection.kind is None and "too deeply" in detection.message
 
 
 def test_unknown_kind_is_still_the_callers_error():
