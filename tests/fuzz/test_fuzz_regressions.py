@@ -109,6 +109,7 @@ def test_detect_kind_takes_any_value():
         deep = [deep]
     detection = v.detect_kind(deep)
     assert detection.kind is None and "too deeply" in detection.message
+    assert v.detect_kind(None).kind is None and "pass --kind" in v.detect_kind(None).message
 
 
 def test_unknown_kind_is_still_the_callers_error():
