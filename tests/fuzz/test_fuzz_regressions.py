@@ -155,7 +155,7 @@ def test_lone_surrogate_in_the_key_id(signed, where):
     for report in (Validator(now=example_now(SPEC)).validate(envelope, "request"),
                    Validator(now=example_now(SPEC)).validate_bytes(json.dumps(envelope).encode(), "request")):
         assert_clean(report)
-        assert {f.rule for f in report.findings if f.pointer == "/headers/Signature"} == {"header-malformed", "signature-malformed"}
+        assert {"header-malformed", "signature-malformed"} <= {f.rule for f in report.findings if f.pointer == "/headers/Signature"}
 
 
 def test_the_verifier_still_checks_the_rest(signed):
