@@ -16,7 +16,7 @@ from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, parse_instant, today_in_oslo
 from .detect import Detection, detect_kind
 from .findings import ERROR, WARNING, Finding, Report, escape_pointer_token
-from .jsonload import JSONL_SUFFIXES, Loaded, jsonl_lines, load_json_bytes
+from .jsonload import JSONL_SUFFIXES, Loaded, check_value, jsonl_lines, load_json_bytes
 from .locate import KindLayout, ObjectShape, Visit, build_layout, compile_visit
 from .schema import checker_for
 from .spec import Kind, Spec, load_spec
@@ -166,13 +166,27 @@ class PayloadValidator:
         self.catalogue = rules_pkg.catalogue()
         self._visits: dict[str, Visit] = {}
 
-    # ---- entry points ----
+    # ---- entry points: each gives a report for any input, never an exception ----
     def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
+        self._known_kind(kind)
+        try:
+            # A decoded value has not met the loader's limits: nesting depth, integers too long to print.
+            return self._from_loaded(check_value(payload), kind, source)
+        except Exception as exc:  # a defect must cost this input's report, never the caller's other inputs
+            return _internal_error(source, kind, exc)
+
+    def _known_kind(self, kind: str | None) -> None:
+        """An unknown kind is the caller's mistake, not the input's: SpecError, before any input is read."""
+        if kind is not None:
+            self.spec.kind(kind)
+
+    def _validate(self, payload: Any, kind: str | None, source: str) -> Report:
+        """One decoded payload (within the loader's limits); a subclass routes other inputs (whole requests) here."""
         findings: list[Finding] = []
         candidates: tuple[str, ...] = ()
         detected = kind is None
         if detected:
-            detection = self.detect_kind(payload)
+            detection = self._detect_kind(payload)
             if detection.kind is None:
                 report = Report(source, None)
                 report.findings.append(self._engine_finding(("kind-undetected", detection.message), ""))
@@ -185,6 +199,13 @@ class PayloadValidator:
         return report
 
     def validate_bytes(self, data: bytes, kind: str | None = None, *, source: str = "<bytes>") -> Report:
+        self._known_kind(kind)
+        try:
+            return self._validate_bytes(data, kind, source)
+        except Exception as exc:
+            return _internal_error(source, kind, exc)
+
+    def _validate_bytes(self, data: bytes, kind: str | None, source: str) -> Report:
         with _gc_paused(len(data) >= GC_PAUSE_BYTES):
             loaded = load_json_bytes(data, max_bytes=self.max_bytes)
             report = self._from_loaded(loaded, kind, source)
@@ -216,7 +237,14 @@ class PayloadValidator:
 
     # ---- kind detection (validator/detect.py) ----
     def detect_kind(self, payload: Any) -> Detection:
-        """The kind a payload is meant to be."""
+        """The kind a payload is meant to be (any value: the loader's limits are applied first)."""
+        checked = check_value(payload)
+        if checked.value is None and checked.problems:  # nested too deeply (a null payload is a value)
+            return Detection(None, (), f"cannot tell which kind of payload this is: {checked.problems[0].message}",
+                             confident=False)
+        return self._detect_kind(checked.value)
+
+    def _detect_kind(self, payload: Any) -> Detection:
         return detect_kind(self.spec, payload)
 
     # ---- the checks ----
@@ -350,9 +378,17 @@ class PayloadValidator:
         ]
         if decoding and loaded.value is None:
             return Report(source, kind, decoding)
-        report = self.validate(loaded.value, kind, source=source)
+        report = self._validate(loaded.value, kind, source)
         report.findings[:0] = decoding
         return report
+
+
+def _internal_error(source: str, kind: str | None, exc: Exception) -> Report:
+    try:
+        detail = str(exc)[:300]
+    except Exception:  # noqa: BLE001 - the message of an exception about an unprintable value
+        detail = ""
+    return Report(source, kind, [Finding("internal-error", ERROR, "", f"validation failed: {type(exc).__name__}: {detail}")])
 
 
 def _add_positions(report: Report, data: bytes) -> None:
@@ -379,6 +415,6 @@ def _parse_now(value: _dt.datetime | str) -> _dt.datetime:
 
 
 def _finding_order(f: Finding) -> tuple:
-    # Array indexes in numeric order: ASCII digits only ("²".isdigit() is true but int("²") fails; a JSON key
-    # may be any text), compared by length, then digits (no int(): 4,301 digits are beyond Python's limit).
+    # Array indices in numeric order without converting them: "2" < "10" as (1, "2") < (2, "10"). Only ASCII
+    # digits are indices ("²".isdigit() is true), and a member name of 5,000 digits must not meet int().
     return (tuple((0, len(t), t) if t.isascii() and t.isdigit() else (1, 0, t) for t in f.pointer.split("/")), f.rule)
