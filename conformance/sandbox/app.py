@@ -3,9 +3,10 @@
 Every API request goes the same way (:func:`_serve`): the request as received (method, target, headers, exact body
 bytes) is checked by the validator's whole-request check with the sandbox clock, so one code path decides what is
 valid; error findings become the answer (:func:`refusal`: status, code and error body per A6/A7/A8). A passed request
-is attributed to its TPP (A28: the certificate's organizationIdentifier, else its subject DN) and handled inside one
-storage transaction, committed before the answer is sent; POST and DELETE answers are logged for X-Request-ID replay
-(A29) in that same transaction. Endpoint functions hold HTTP only; the lifecycle and the sandbox data are plain code
+is attributed to its TPP (A28: the certificate's organizationIdentifier, else its subject DN). A write is handled
+inside one storage transaction, committed before the answer is sent; POST and DELETE answers are logged for
+X-Request-ID replay (A29) in that same transaction. A read reads a snapshot without the write lock
+(:func:`_serve_read`). Endpoint functions hold HTTP only; the lifecycle and the sandbox data are plain code
 (lifecycle.py, domain.py), SQL is in storage.py.
 """
 from __future__ import annotations
@@ -231,7 +232,7 @@ def _basket_context(s: Sandbox, tpp: str | None, body: bytes) -> Context | None:
     if not tpp or not isinstance(ids, list):
         return None
     facts = {}
-    with s.store.transaction() as tx:
+    with s.store.snapshot() as tx:
         for pid in ids:
             if isinstance(pid, str):
                 try:
@@ -283,28 +284,44 @@ def _serve(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -
         return checked
     if handler is None:
         return error_reply(checked.op, 404, [("RESOURCE_UNKNOWN", None, "not served by the sandbox")])
-    write = checked.method in WRITE_METHODS
+    if checked.method not in WRITE_METHODS:
+        return _serve_read(s, checked, handler)
     request_id = checked.headers.get("x-request-id", "")
     body_sha = hashlib.sha256(body).hexdigest()
     with s.store.transaction() as tx:
         s.lifecycle.catch_up(tx)
         now = s.clock.now()
-        if write and F.REQUEST_ID_REPLAY_DUPLICATES not in s.faults:
+        if F.REQUEST_ID_REPLAY_DUPLICATES not in s.faults:
             logged = tx.logged_request(checked.tpp, request_id, (now - DUPLICATE_WINDOW).isoformat())
             if logged:  # A29: the same request answers the first response; another one is a conflict
                 if (logged["method"], logged["target"], logged["body_sha256"]) == (checked.method, checked.target, body_sha):
                     return Reply(logged["status"], json.loads(logged["response"]) if logged["response"] else None)
                 return refused_reply(s, checked.op, Refused(D.CONFLICT, f"X-Request-ID {request_id} was already "
                                                             "used for a different request"))
-        try:
-            reply = handler(s, tx, checked)
-        except Refused as refused:
-            reply = refused_reply(s, checked.op, refused)
-        if write:
-            tx.log_request({"tpp": checked.tpp, "request_id": request_id, "method": checked.method,
-                            "target": checked.target, "body_sha256": body_sha, "status": reply.status,
-                            "response": reply.encoded().decode("utf-8") or None, "created_at": now.isoformat()})
+        reply = _handle(s, tx, checked, handler)
+        tx.log_request({"tpp": checked.tpp, "request_id": request_id, "method": checked.method,
+                        "target": checked.target, "body_sha256": body_sha, "status": reply.status,
+                        "response": reply.encoded().decode("utf-8") or None, "created_at": now.isoformat()})
     return reply
+
+
+def _serve_read(s: Sandbox, checked: Checked, handler: Handler) -> Reply:
+    """A read-only request reads a snapshot of the committed state without the write lock, unless a scheduled batch
+    run is due: then the run is performed first (it writes) and the request read in that same transaction, so no
+    read observes the state from before a run the sandbox clock has passed."""
+    with s.store.snapshot() as tx:
+        if not s.lifecycle.catch_up_needed(tx):
+            return _handle(s, tx, checked, handler)
+    with s.store.transaction() as tx:
+        s.lifecycle.catch_up(tx)
+        return _handle(s, tx, checked, handler)
+
+
+def _handle(s: Sandbox, tx: Tx, checked: Checked, handler: Handler) -> Reply:
+    try:
+        return handler(s, tx, checked)
+    except Refused as refused:
+        return refused_reply(s, checked.op, refused)
 
 
 def _guarded(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -> Reply:

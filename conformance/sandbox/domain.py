@@ -5,6 +5,8 @@ HTTP layer (app.py) turns reasons into statuses and codes.
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 import secrets
 from decimal import ROUND_DOWN, Decimal
@@ -33,6 +35,14 @@ class Refused(Exception):
 def opaque_id(text: str) -> str:
     """An opaque resource id in the platform's style (``enc!!`` + URL-safe Base64)."""
     return "enc!!" + base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def secret_id(secret: bytes, text: str) -> str:
+    """An id in the same style that reveals nothing and cannot be guessed: a keyed hash (HMAC-SHA256, 128 bits) of
+    ``text`` under the database's secret. Payment, basket and authorisation ids and the psu-id (A24) are these, so a
+    TPP can neither read a counter or a customer number back from them nor enumerate other ids."""
+    digest = hmac.new(secret, text.encode("utf-8"), hashlib.sha256).digest()[:16]
+    return "enc!!" + base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
 
 
 def link(href: str, *verbs: str) -> dict:

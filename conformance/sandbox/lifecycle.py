@@ -20,7 +20,7 @@ from validator.spec import Spec
 from . import faults as F
 from .clock import Clock
 from .domain import (CANCELLATION_REFUSED, CONFLICT, NOT_FOUND, PAYMENT_FAILED, UNKNOWN_REFERENCE, Refused, SandboxData,
-                     account_reference, format_amount, full_reference, link, opaque_id, owns_reference, to_minor)
+                     account_reference, format_amount, full_reference, link, owns_reference, secret_id, to_minor)
 from .storage import Tx
 
 # event -> {from status: to status}. Creation makes RCVD (A23).
@@ -119,7 +119,7 @@ class Lifecycle:
                 raise Refused(CONFLICT, f"logical duplicate of payment {earlier['id']} (same accounts, amounts, date "
                               "and remittance within 24 hours); send allowLogicalDuplicate=true to create it")
         seq = seq or self.new_payment_seq(tx)
-        row = {"id": opaque_id(f"PAY-{seq:08d}"), "seq": seq, "tpp": tpp, "service": service, "product": product,
+        row = {"id": secret_id(tx.secret(), f"PAY-{seq}"), "seq": seq, "tpp": tpp, "service": service, "product": product,
                "body": body_text, "status": "RCVD", "funds_available": None, "fingerprint": fingerprint,
                "created_at": _iso(now), "execution_date": execution_date(body)}
         tx.save_payment(row)
@@ -185,7 +185,7 @@ class Lifecycle:
             except Refused:
                 raise Refused(UNKNOWN_REFERENCE, f"no payment {pid}", f"/paymentIds/{i}") from None
         seq = tx.next_seq("baskets")
-        row = {"id": opaque_id(f"BSK-{seq:08d}"), "seq": seq, "tpp": tpp, "payment_ids": list(payment_ids),
+        row = {"id": secret_id(tx.secret(), f"BSK-{seq}"), "seq": seq, "tpp": tpp, "payment_ids": list(payment_ids),
                "state": BASKET_OPEN, "created_at": _iso(self.clock.now())}
         tx.insert_basket(row)
         return row
@@ -224,7 +224,7 @@ class Lifecycle:
         else:
             self._authorisable(subject)
         seq = tx.next_seq("authorisations")
-        row = {"id": opaque_id(f"AUT-{seq:08d}"), "seq": seq, "tpp": tpp, "subject_kind": kind,
+        row = {"id": secret_id(tx.secret(), f"AUT-{seq}"), "seq": seq, "tpp": tpp, "subject_kind": kind,
                "subject_id": subject["id"], "token": secrets.token_urlsafe(24), "sca_status": SCA_STARTED,
                "redirect_uri": redirect_uri, "session_id": session_id, "created_at": _iso(self.clock.now())}
         tx.insert_authorisation(row)
@@ -288,7 +288,7 @@ class Lifecycle:
             self._move(tx, p, "sca-finalised", True)
         if authorisation["subject_kind"] == "basket":
             tx.set_basket_state(authorisation["subject_id"], BASKET_AUTHORISED)
-        return True, None, customer["customerId"]
+        return True, None, secret_id(tx.secret(), "PSU-" + customer["customerNumber"])
 
     # ---- batch runs (A25) ----
     def batch_run(self, tx: Tx, at: _dt.datetime) -> dict:
@@ -339,6 +339,24 @@ class Lifecycle:
             self.data.post_account_transaction(tx, creditor["id"], record)
         return True
 
+    def _due_runs(self, last_text: str | None, now: _dt.datetime) -> list[_dt.datetime]:
+        """The scheduled run instants (batch_times, Oslo) in (last, now]."""
+        if last_text is None:
+            return []
+        last = _dt.datetime.fromisoformat(last_text)
+        due = []
+        day = last.astimezone(OSLO).date()
+        while day <= now.astimezone(OSLO).date():
+            due.extend(at for t in self.batch_times if last < (at := _dt.datetime.combine(day, t, tzinfo=OSLO)) <= now)
+            day += _dt.timedelta(days=1)
+        return due
+
+    def catch_up_needed(self, tx: Tx) -> bool:
+        """Whether :meth:`catch_up` would write: a scheduled run is due, or the batch clock is not started. Cheap
+        (one meta read), so a read-only request checks it and reads without the write lock when nothing is due."""
+        last_text = tx.meta("batch-clock")
+        return last_text is None or bool(self._due_runs(last_text, self.clock.now()))
+
     def catch_up(self, tx: Tx) -> None:
         """Perform the scheduled runs (batch_times, Oslo) the sandbox clock has passed since the last one."""
         now = self.clock.now()
@@ -346,12 +364,7 @@ class Lifecycle:
         if last_text is None:
             tx.set_meta("batch-clock", _iso(now))
             return
-        last = _dt.datetime.fromisoformat(last_text)
-        due = []
-        day = last.astimezone(OSLO).date()
-        while day <= now.astimezone(OSLO).date():
-            due.extend(at for t in self.batch_times if last < (at := _dt.datetime.combine(day, t, tzinfo=OSLO)) <= now)
-            day += _dt.timedelta(days=1)
+        due = self._due_runs(last_text, now)
         for at in due:
             self.batch_run(tx, at)
         if due:

@@ -28,7 +28,7 @@ FIELD = load_spec().document["x-sca-page"]["post"]["fields"][0]  # customerNumbe
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;background:#f3f5f8;color:#1d2733;margin:0}
-main{max-width:52rem;margin:3rem auto;background:#fff;border-radius:12px;padding:2rem 2.5rem;box-shadow:0 2px 12px #0002}
+main{max-width:68rem;margin:3rem auto;background:#fff;border-radius:12px;padding:2rem 2.5rem;box-shadow:0 2px 12px #0002}
 h1{font-size:1.4rem;margin:0 0 .25rem}p.lead{color:#56606b;margin:0 0 1.5rem}
 table{width:100%;border-collapse:collapse;margin-bottom:1.5rem}
 th,td{text-align:left;padding:.45rem .3rem;border-bottom:1px solid #e3e7ec;font-size:.95rem}
@@ -62,6 +62,20 @@ def _amount(amount: dict) -> str:
         return f"{amount.get('amount', '')} {amount.get('currency', '')}"
 
 
+def remittance(entry: dict) -> str:
+    """What the creditor is told (A24: shown to the PSU): the unstructured text, else the structured references
+    (a KID or other creditor reference, with its type when given)."""
+    if entry.get("remittanceInformationUnstructured"):
+        return str(entry["remittanceInformationUnstructured"])
+    structured = entry.get("remittanceInformationStructuredArray") or [entry.get("remittanceInformationStructured")]
+    shown = []
+    for ref in structured:
+        if isinstance(ref, dict) and ref.get("reference"):
+            kind = ref.get("referenceType")
+            shown.append(f"{ref['reference']} ({kind})" if kind else str(ref["reference"]))
+    return ", ".join(shown)
+
+
 def _rows(payments: list[dict]) -> str:
     rows = []
     for p in payments:
@@ -70,12 +84,13 @@ def _rows(payments: list[dict]) -> str:
         for e in entries(body):
             creditor = e.get("creditorAccount", {})
             amount = e.get("instructedAmount", {})
-            cells = (creditor.get("iban") or creditor.get("bban", ""), debtor.get("iban") or debtor.get("bban", ""),
-                     body.get("requestedExecutionDate") or body.get("startDate") or "first batch run")
-            shown = _amount(amount)
-            rows.append(f'<tr><td class="name">{html.escape(str(e.get("creditorName", "")))}</td>'
-                        + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
-                        + f'<td class="amount">{html.escape(shown)}</td></tr>')
+            cells = (("name", e.get("creditorName", "")), ("", creditor.get("iban") or creditor.get("bban", "")),
+                     ("", debtor.get("iban") or debtor.get("bban", "")), ("name", remittance(e)),
+                     ("", e.get("endToEndIdentification", "")),
+                     ("", body.get("requestedExecutionDate") or body.get("startDate") or "first batch run"),
+                     ("amount", _amount(amount)))
+            rows.append("<tr>" + "".join(f'<td class="{kind}">{html.escape(str(value))}</td>' if kind
+                                         else f"<td>{html.escape(str(value))}</td>" for kind, value in cells) + "</tr>")
     return "\n".join(rows)
 
 
@@ -95,7 +110,7 @@ def render(authorisation: dict, payments: list[dict]) -> str:
 <body><main>
 <h1>Authorise {what}</h1>
 <p class="lead">{count} credit transfer{'s' if count != 1 else ''} for the TPP to execute.</p>
-<table><thead><tr><th>Creditor</th><th>Creditor account</th><th>Debtor account</th><th>Execution date</th><th class="amount">Amount</th></tr></thead>
+<table><thead><tr><th>Creditor</th><th>Creditor account</th><th>Debtor account</th><th>Remittance</th><th>End-to-end id</th><th>Execution date</th><th class="amount">Amount</th></tr></thead>
 <tbody>
 {_rows(payments)}
 </tbody></table>
@@ -106,7 +121,7 @@ the debtor account and have the funds.</p>
 
 
 def _page(sandbox, token: str) -> Response:
-    with sandbox.store.transaction() as tx:
+    with sandbox.store.snapshot() as tx:
         try:
             authorisation = sandbox.lifecycle.authorisation_by_token(tx, token)
         except Refused as refused:

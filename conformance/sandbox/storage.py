@@ -1,14 +1,18 @@
 """All SQL of the sandbox: one SQLite database (stdlib sqlite3, WAL, synchronous=FULL).
 
-A write is committed before its answer is sent: endpoints run their work inside :meth:`Store.transaction`, which
-commits on leaving the block. One connection serves the process; a lock serialises transactions (SQLite allows one
-writer at a time anyway), so a transaction's reads and writes are atomic with respect to other requests.
+A write is committed before its answer is sent: endpoints that change state run inside :meth:`Store.transaction`,
+which commits on leaving the block. One connection writes; a lock serialises write transactions (SQLite allows one
+writer at a time anyway), so a transaction's reads and writes are atomic with respect to other requests. Read-only
+work runs in :meth:`Store.snapshot`: with a file database (WAL) on a pooled read-only connection of its own, which
+sees the last committed state and neither waits for the writer nor holds it up.
 Records whose shape the interface owns (a payment's body, a customer, an account) are kept as JSON text next to the
 columns the sandbox queries by.
 """
 from __future__ import annotations
 
 import json
+import queue
+import secrets
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -55,6 +59,7 @@ CREATE TABLE IF NOT EXISTS request_log (
 TABLES = ("meta", "customers", "accounts", "card_accounts", "account_transactions", "card_transactions",
           "payments", "baskets", "authorisations", "request_log")
 SEQUENCED = ("payments", "baskets", "authorisations")
+SECRET = "secret"  # meta key of the database's secret for opaque ids
 
 
 def _row(cursor: sqlite3.Cursor, row: tuple) -> dict[str, Any]:
@@ -74,13 +79,30 @@ class Store:
 
     def __init__(self, path: str = MEMORY) -> None:
         self.path = path
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._conn.row_factory = _row
+        self._conn = self._connect()
         if path != MEMORY:
             self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.executescript(SCHEMA)
         self._lock = threading.RLock()
+        self._idle_readers: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()  # not the write lock: opening a reader never waits for a write
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        conn.row_factory = _row
+        return conn
+
+    def _reader(self) -> sqlite3.Connection:
+        try:
+            return self._idle_readers.get_nowait()
+        except queue.Empty:
+            conn = self._connect()
+            conn.execute("PRAGMA query_only=1")  # a read that tried to write would fail, not write unlocked
+            with self._readers_lock:
+                self._readers.append(conn)
+            return conn
 
     @contextmanager
     def transaction(self) -> Iterator["Tx"]:
@@ -94,8 +116,26 @@ class Store:
                 raise
             self._conn.execute("COMMIT")
 
+    @contextmanager
+    def snapshot(self) -> Iterator["Tx"]:
+        """A read-only view of the committed state, consistent for the whole block. ``:memory:`` has one connection
+        only, so there it is a (serialised) transaction."""
+        if self.path == MEMORY:
+            with self.transaction() as tx:
+                yield tx
+            return
+        conn = self._reader()
+        conn.execute("BEGIN")  # WAL: the snapshot is taken at the first read and held until the end
+        try:
+            yield Tx(conn)
+        finally:
+            conn.execute("ROLLBACK")
+            self._idle_readers.put(conn)
+
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._readers_lock:
+            for conn in self._readers:
+                conn.close()
             self._conn.close()
 
 
@@ -116,8 +156,17 @@ class Tx:
         return self._one("SELECT value FROM meta WHERE key = 'initialized'") is None
 
     def reset(self) -> None:
-        for table in TABLES:
+        for table in TABLES:  # the secret too: ids counted again from 1 after a reset must not repeat old ones
             self._c.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+
+    def secret(self) -> bytes:
+        """The database's secret key for opaque ids (domain.secret_id), created with the database (and anew by a
+        reset); stored, so ids and psu-ids stay the same across restarts."""
+        value = self.meta(SECRET)
+        if value is None:
+            value = secrets.token_hex(32)
+            self.set_meta(SECRET, value)
+        return bytes.fromhex(value)
 
     def meta(self, key: str) -> str | None:
         row = self._one("SELECT value FROM meta WHERE key = ?", key)
