@@ -112,7 +112,7 @@ def test_psu_authorises_a_payment_in_headless_chromium(serve, identities, tmp_pa
             assert form, "the SCA page has no form"
             assert form["method"] == "post" and form["fields"] == ["customerNumber"], form
             assert form["action"].startswith(server.url), form["action"]
-            for shown in ("1234.50 EUR", CREDITOR, debtor["iban"], "DE89370400440532013000"):
+            for shown in ("1234.50 EUR", CREDITOR, debtor["iban"], "DE89370400440532013000", "Husleie desember"):
                 assert shown in form["text"], f"{shown!r} is not on the SCA page"
             png = page.screenshot(tmp_path / "sca-form.png")
             assert not rendered_form_problems(png), rendered_form_problems(png)
