@@ -2,6 +2,7 @@
 the run's result: outcomes per check × operation, findings, the cases sent and the clause coverage."""
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import time
 import traceback
@@ -30,6 +31,7 @@ class RunOptions:
     seed: int = 0
     max_examples: int = 10
     workers: int = 1
+    checks: tuple[str, ...] = ()       # fnmatch patterns of check ids; none: every check of the suites
 
 
 @dataclass
@@ -53,6 +55,11 @@ class RunResult:
         return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
+def selected(suites: tuple[str, ...], patterns: tuple[str, ...] = ()) -> list:
+    """The checks of ``suites`` whose id matches one of ``patterns`` (all without patterns)."""
+    return [c for c in checks_of(suites) if not patterns or any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+
+
 def _profile(path: str | None) -> Profile:
     return Profile.load(path) if path else DEFAULT_PROFILE
 
@@ -67,7 +74,7 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
     result = RunResult(options.base_url, options)
     started = time.perf_counter()
     try:
-        for chk in checks_of(suites):
+        for chk in selected(suites, options.checks):
             if progress:
                 progress("start", chk.id, None)
             session.begin(chk.suite, chk.id)
@@ -128,7 +135,8 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
         return run_checks(options, suites, progress=progress)
     started = time.perf_counter()
     pems = (_pem(options.identities.tpp), _pem(options.identities.other))
-    plain = RunOptions(options.base_url, suites, options.profile_path, None, options.seed, options.max_examples, 1)
+    plain = RunOptions(options.base_url, suites, options.profile_path, None, options.seed, options.max_examples, 1,
+                       options.checks)
     import multiprocessing
 
     result = RunResult(options.base_url, options)
