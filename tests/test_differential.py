@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 from conformance.generate import covered_kinds, valid_payloads
 from conformance.mutations import MUTATION_CASES, MUTATIONS, Mutant, mutate, set_at
 from validator.context import Context
-from validator.engine import Validator, plan_for
+from validator import Validator
+from validator.engine import plan_for
 from validator.findings import ERROR
 from validator.rules import catalogue
 from validator.schema import FORMAT_CHECKER, bundled_schema, detail_validator_class
@@ -70,7 +71,6 @@ def test_every_request_kind_is_generated():
     }
     assert required <= set(REQUEST_KINDS) and set(REQUEST_KINDS) <= set(KINDS)
     assert set(KINDS) == set(SPEC.kinds)
-
 
 
 @functools.lru_cache(maxsize=None)
