@@ -16,7 +16,8 @@ from conformance.client import Identity
 from validator.context import DEFAULT_PROFILE, Profile
 from validator.spec import Spec, load_spec
 
-from .model import SUITES, Finding, NotExercised, Outcome, checks_of
+from . import suites as _suites  # noqa: F401 - importing the suites registers their checks
+from .model import REGISTRY, SUITES, Check, Finding, NotExercised, Outcome
 from .session import Identities, Session, TargetUnreachable
 
 Progress = Callable[[str, str, Outcome | None], None]  # (event "start"|"done", check id, outcome)
@@ -53,6 +54,11 @@ class RunResult:
         """The cases sent (check, operation, method, target, body hash), order-free: same seed, same digest."""
         lines = sorted("\t".join(c) for c in self.cases)
         return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+def checks_of(suites: tuple[str, ...]) -> list[Check]:
+    """The registered checks of ``suites``, in registration order."""
+    return [c for c in REGISTRY.values() if c.suite in suites]
 
 
 def selected(suites: tuple[str, ...], patterns: tuple[str, ...] = ()) -> list:

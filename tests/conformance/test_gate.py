@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from conformance.gate import report
 from conformance.gate.cli import conform
-from conformance.gate.model import REGISTRY, SUITES, checks_of
-from conformance.gate.runner import RunOptions, run
+from conformance.gate.model import REGISTRY, SUITES
+from conformance.gate.runner import RunOptions, checks_of, run
 from conformance.gate.session import Identities
 from conformance.gate.target import ReferenceServer
 from conformance.sandbox import faults as F
