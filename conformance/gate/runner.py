@@ -2,6 +2,7 @@
 the run's result: outcomes per check × operation, findings, the cases sent and the clause coverage."""
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import hashlib
 import time
@@ -129,8 +130,10 @@ def _from_pem(pair: tuple[bytes, bytes]) -> Identity:
 
 
 def _worker(options: RunOptions, pems: tuple, suite: str) -> RunResult:
-    options.identities = Identities(_from_pem(pems[0]), _from_pem(pems[1]))
-    return run_checks(options, (suite,))
+    with_keys = dataclasses.replace(options, identities=Identities(_from_pem(pems[0]), _from_pem(pems[1])))
+    result = run_checks(with_keys, (suite,))
+    result.options = options  # back to the parent without the private keys (they do not pickle, nor should travel)
+    return result
 
 
 def run(options: RunOptions, progress: Progress | None = None) -> RunResult:

@@ -135,7 +135,7 @@ def test_same_seed_same_cases_and_report(identities):
 
 # ---------------------------------------------------------------- the command line and the reports
 def test_conform_writes_reports_and_exits_0_when_clean(tmp_path):
-    result = CliRunner().invoke(conform, ["--check", "security:unsigned,stateful:logical-duplicate",
+    result = CliRunner().invoke(conform, ["--check", "security:unsigned,stateful:logical-duplicate", "--workers", "2",
                                           "--report-dir", str(tmp_path), "--format", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
