@@ -85,7 +85,8 @@ class Progress:
               help="A second TPP's certificate, for the cross-TPP checks (A28).")
 @click.option("--second-key", type=click.Path(exists=True, dir_okay=False), help="Its private key (PEM).")
 @click.option("--max-examples", default=10, show_default=True, type=click.IntRange(1, 10_000),
-              help="Hypothesis examples per rule and operation (semantic suite).")
+              help="Hypothesis examples per rule and operation (semantic suite) or per operation (schema, negative; "
+                   "the negative suite's coverage phase adds up to 3x as many).")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1),
               help="Seed of the generated cases: the same seed sends the same cases.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 16),
@@ -101,8 +102,11 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             faults: tuple[str, ...]) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
 
-    Suites: security (signatures, certificates, another TPP's payments), semantic (the differential oracle:
-    requests breaking one rule of the validator's catalogue, the validator predicting each answer), stateful (the
+    Suites: schema (Schemathesis positive generation per operation, every answer checked against the spec and the
+    validator's prediction), negative (Schemathesis negative mode and coverage phase: schema-invalid requests
+    refused with the A7 code), security (signatures, certificates, another TPP's payments), semantic (the
+    differential oracle: requests breaking one rule of the validator's catalogue, the validator predicting each
+    answer), stateful (the
     payment lifecycle, baskets, cancellation, X-Request-ID replay, duplicates, pagination, concurrency).
     Exit 0: every check passed; 1: findings; 2: the run could not happen.
     """

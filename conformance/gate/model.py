@@ -13,7 +13,9 @@ from typing import Any, Callable
 
 Session = Any  # conformance.gate.session.Session, which builds on this module
 
-SUITES = ("semantic", "security", "stateful")
+# In running order: the Schemathesis suites first, since they may reset the sandbox (initializeSandbox) or run its
+# batch, which the scenarios of the others must not meet half-way.
+SUITES = ("schema", "negative", "semantic", "security", "stateful")
 
 
 class NotExercised(Exception):

@@ -74,6 +74,16 @@ class Exchange:
 
 
 @dataclass
+class Disagreement(Exception):
+    """Raised inside a Hypothesis search when the target disagrees, so the search stops (and may shrink) on it."""
+
+    exchange: Exchange
+    expected: str
+    rule: str
+    message: str
+
+
+@dataclass
 class Identities:
     tpp: Identity
     other: Identity

@@ -1,2 +1,2 @@
 """The suites of the conformance gate; importing them registers their checks (conformance.gate.model.REGISTRY)."""
-from . import security, semantic, stateful  # noqa: F401
+from . import fuzz, security, semantic, stateful  # noqa: F401

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -23,7 +22,7 @@ from conformance.mutations import MUTATIONS, mutate, payloads, _KIND as MUTATION
 from validator.rules import catalogue
 
 from ..model import NotExercised, check
-from ..session import Exchange, Session, answer_of
+from ..session import Disagreement, Exchange, Session, answer_of
 
 # request kind -> the creation operation whose answer depends on the request alone
 OPERATIONS = {
@@ -41,14 +40,6 @@ LEFT_OUT = {
 }
 CONTROL = "valid-control"
 HEALTH = list(HealthCheck)
-
-
-@dataclass
-class Disagreement(Exception):
-    exchange: Exchange
-    expected: str
-    rule: str
-    message: str
 
 
 def _created(session: Session, operation: str) -> tuple[int, ...]:
