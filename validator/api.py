@@ -22,23 +22,34 @@ class Validator(PayloadValidator):
     """Validation of payloads and whole requests with one spec, profile, context and clock; reuse it for many inputs.
     Without a kind, an envelope (method, path, headers) or bytes starting with a request line are a request."""
 
-    def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
+    # validate / validate_bytes are the engine's (limits of decoded values, never an exception); these are the
+    # steps they take once an input is within the limits.
+    def _validate(self, payload: Any, kind: str | None, source: str) -> Report:
         if kind == REQUEST_KIND or (kind is None and looks_like_envelope(payload)):
             from .request.checker import check_request  # lazily: cryptography is not on the payload path
 
             report = check_request(self, payload, source=source)
             report.detected = kind is None
             return report
-        return super().validate(payload, kind, source=source)
+        return super()._validate(payload, kind, source)
 
-    def validate_bytes(self, data: bytes, kind: str | None = None, *, source: str = "<bytes>") -> Report:
+    def _validate_bytes(self, data: bytes, kind: str | None, source: str) -> Report:
         if kind == REQUEST_KIND or (kind is None and looks_like_http(data)):
             from .request.checker import check_request_bytes
 
             report = check_request_bytes(self, data, source=source)
             report.detected = kind is None
             return report
-        return super().validate_bytes(data, kind, source=source)  # a JSON envelope comes back through validate
+        report = super()._validate_bytes(data, kind, source)  # a JSON envelope comes back through _validate
+        if report.kind == REQUEST_KIND:  # ... and its body's findings are placed in this file
+            from .request.checker import place_body_findings
+
+            report.findings[:] = place_body_findings(report.findings, data)
+        return report
+
+    def _known_kind(self, kind: str | None) -> None:
+        if kind != REQUEST_KIND:
+            super()._known_kind(kind)
 
     def validate_path(self, path: str | Path, kind: str | None = None) -> list[Report]:
         """A JSON file gives one report, a .jsonl file one report per non-blank line, a .http file a request's."""

@@ -245,7 +245,8 @@ def _make_validator(settings: dict):
     profile = Profile.load(settings["profile"]) if settings.get("profile") else None
     context = Context.load(settings["context"]) if settings.get("context") else None
     return Validator(
-        profile=profile, context=context, today=settings.get("today"), now=settings.get("now"), max_bytes=settings["max_bytes"]
+        profile=profile, context=context, today=settings.get("today"), now=settings.get("now"), max_bytes=settings["max_bytes"],
+        max_findings=settings["max_findings"],
     )
 
 
@@ -281,9 +282,10 @@ def _run_unit(unit: Unit, validator=None, kind=None) -> list:
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True, help="Lowest severity that makes the exit code 1.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes, used when the inputs total at least 1 MiB (below that one process is as fast); files and batches of JSONL lines are shared among them.")
 @click.option("--max-bytes", type=click.IntRange(1), default=50 * 1024 * 1024, show_default=True, help="Largest input accepted.")
+@click.option("--max-findings", type=click.IntRange(1), default=1000, show_default=True, help="Findings reported per input; one more finding counts the rest.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to a file instead of stdout; the summary line goes to standard error.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line; in text format also only errors and the summary (no warnings, no 'checked as' notes).")
-def validate_command(paths, kind, context_file, profile_file, today, now, fmt, fail_on, jobs, max_bytes, output, quiet) -> None:
+def validate_command(paths, kind, context_file, profile_file, today, now, fmt, fail_on, jobs, max_bytes, max_findings, output, quiet) -> None:
     """Validate payloads and requests: files, directories (every *.json, *.jsonl, *.ndjson, *.http under
     them), JSONL files (*.jsonl, *.ndjson: one payload per line) and `-` for standard input (JSONL when
     its first line is a JSON value on its own and more lines follow). On a terminal, a progress line on
@@ -291,7 +293,10 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
     from .context import ConfigError, parse_day, parse_instant
     from .formats import render
 
-    settings = {"kind": kind, "context": context_file, "profile": profile_file, "today": today, "now": now, "max_bytes": max_bytes}
+    settings = {
+        "kind": kind, "context": context_file, "profile": profile_file, "today": today, "now": now,
+        "max_bytes": max_bytes, "max_findings": max_findings,
+    }
     try:
         if today:
             parse_day(today, "--today")

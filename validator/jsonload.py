@@ -19,8 +19,10 @@ rule ids:
 Every problem is an error. ``Loaded.value`` is None when the input could not be
 understood; it is kept when the JSON itself was readable but broke an
 interoperability rule (duplicate keys -- the last value wins, as in ``json.loads`` --,
-non-finite numbers loaded as Python floats, a byte order mark), so callers can still
-run their other checks. Lines and columns count characters of the decoded text.
+non-finite numbers loaded as Python floats, integers too long to convert loaded as
+infinity, a byte order mark), so callers can still run their other checks. Lines and
+columns count characters of the decoded text. :func:`check_value` applies the same
+limits (depth, integer length) to a value decoded elsewhere.
 
 Speed: the common valid document costs one C-level ``json`` parse with a light
 ``object_pairs_hook`` (duplicate keys are detected by comparing ``len(pairs)`` with
@@ -31,9 +33,11 @@ uses a pure-Python tokenizer that runs only when there is something to locate.
 """
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any, BinaryIO, Iterable, Iterator, TextIO
@@ -236,16 +240,19 @@ _INF = float("inf")
 def _number_trouble(token: str) -> str | None:
     if token in ("NaN", "Infinity", "-Infinity"):
         return f"{token} is not a JSON number (RFC 8259 section 6 allows only finite numbers)"
+    if token in ("true", "false", "null"):  # literals, not numbers ("true" and "false" hold an "e")
+        return None
     if "." in token or "e" in token or "E" in token:
         if abs(float(token)) == _INF:
             shown = token if len(token) <= 40 else token[:20] + "..." + token[-10:]
             return f"the number {shown} is beyond the range of an IEEE 754 double"
         return None
     digits = len(token.lstrip("-"))
-    if digits > 4300:
+    limit = sys.get_int_max_str_digits()
+    if limit and digits > limit:
         return (
             f"an integer with {digits} digits is longer than this parser converts "
-            f"(4300 digits) and far beyond any interoperable number range"
+            f"({limit} digits) and far beyond any interoperable number range"
         )
     return None
 
@@ -322,7 +329,7 @@ def _locate(text: str, want_duplicates: bool, want_numbers: bool, found: list[Lo
 # --------------------------------------------------------------------------- loading
 
 
-def _too_deep(max_depth: int, depth: int | None = None) -> LoadProblem:
+def _too_deep(max_depth: int, depth: int | str | None = None) -> LoadProblem:
     what = f"nesting depth {depth}" if depth is not None else "nesting deeper than the parser handles"
     return LoadProblem(
         JSON_TOO_DEEP,
@@ -355,22 +362,29 @@ def _parse(text: str, max_depth: int, problems: list[LoadProblem]) -> Any | None
         non_finite += 1
         return float(token)
 
-    decoder = json.JSONDecoder(
-        object_pairs_hook=pairs_hook, parse_float=float_hook, parse_constant=constant_hook
-    )
+    def decoder(parse_int=None) -> json.JSONDecoder:
+        return json.JSONDecoder(
+            object_pairs_hook=pairs_hook, parse_float=float_hook, parse_constant=constant_hook, parse_int=parse_int
+        )
+
     huge_int = False
-    try:
-        value = decoder.decode(text)
-    except json.JSONDecodeError as exc:
-        problems.append(LoadProblem(JSON_SYNTAX, exc.msg, exc.lineno, exc.colno))
-        return None
-    except RecursionError:
-        problems.append(_too_deep(max_depth))
-        return None
-    except ValueError:
-        # CPython's int conversion limit (PEP 651-era CVE-2020-10735 fix).
-        huge_int = True
-        value = None
+    while True:
+        try:
+            value = decoder(_int_or_infinity if huge_int else None).decode(text)
+            break
+        except json.JSONDecodeError as exc:
+            problems.append(LoadProblem(JSON_SYNTAX, exc.msg, exc.lineno, exc.colno))
+            return None
+        except RecursionError:
+            problems.append(_too_deep(max_depth))
+            return None
+        except ValueError:
+            if huge_int:
+                raise
+            # CPython's int conversion limit (CVE-2020-10735): decode again, such integers as infinity (they lie
+            # beyond every double anyway), so the document's other checks still run.
+            huge_int = True
+            duplicates = non_finite = 0
     if duplicates or non_finite or huge_int:
         found: list[LoadProblem] = []
         _locate(text, duplicates > 0, non_finite > 0 or huge_int, found)
@@ -380,6 +394,12 @@ def _parse(text: str, max_depth: int, problems: list[LoadProblem]) -> Any | None
             found.append(LoadProblem(JSON_NON_FINITE, "the document contains a number outside the finite IEEE 754 double range", None, None))
         problems.extend(found)
     return value
+
+
+def _int_or_infinity(token: str) -> int | float:
+    if len(token.lstrip("-")) <= (sys.get_int_max_str_digits() or len(token)):
+        return int(token)
+    return -_INF if token.startswith("-") else _INF
 
 
 def _load(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) -> Loaded:
@@ -512,6 +532,62 @@ def load_json_text(
     return _load(data, max_bytes, max_depth, None if text.startswith("\ufeff") else text)
 
 
+def check_value(value: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Loaded:
+    """The load problems the JSON text of an already-decoded value would have. Never raises.
+
+    Nesting deeper than ``max_depth`` gives ``json-too-deep`` and no value (checks recurse); an integer too long
+    to convert to text gives ``json-non-finite`` and, in a copy, becomes infinity as the loader makes it, so
+    messages quoting it and every other check still work. Otherwise the value is returned unchanged.
+    """
+    limit = sys.get_int_max_str_digits()
+    bound = _int_bound(limit) if limit else None
+    huge = False
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    if bound is not None and type(value) is int and not -bound < value < bound:
+        huge = True
+    push, pop = stack.append, stack.pop
+    while stack:
+        node, depth = pop()
+        if depth > max_depth:
+            return Loaded(None, [_too_deep(max_depth, f"more than {max_depth}")])
+        for child in (node.values() if isinstance(node, dict) else node):
+            kind = type(child)
+            if kind is str or kind is float or kind is bool or child is None:  # the common leaves, first
+                continue
+            if kind is int:
+                if bound is not None and not -bound < child < bound:
+                    huge = True
+            elif isinstance(child, (dict, list)):
+                push((child, depth + 1))
+    if not huge:
+        return Loaded(value)
+    problems: list[LoadProblem] = []
+    return Loaded(_without_huge_ints(value, bound, (), problems), problems)
+
+
+@functools.lru_cache(maxsize=4)
+def _int_bound(digits: int) -> int:
+    return 10 ** digits
+
+
+def _without_huge_ints(node: Any, bound: int, path: tuple, problems: list[LoadProblem]) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_huge_ints(v, bound, path + (k,), problems) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_without_huge_ints(v, bound, path + (str(i),), problems) for i, v in enumerate(node)]
+    if type(node) is int and not -bound < node < bound:
+        if len(problems) < MAX_PROBLEMS:
+            pointer = "".join("/" + _escape_pointer_token(str(t)) for t in path)
+            problems.append(LoadProblem(
+                JSON_NON_FINITE,
+                f"an integer of about {int(node.bit_length() * 0.30103):,} digits is longer than this parser "
+                f"converts ({sys.get_int_max_str_digits()} digits) and far beyond any interoperable number range",
+                None, None, pointer,
+            ))
+        return -_INF if node < 0 else _INF
+    return node
+
+
 def _with_line(loaded: Loaded, lineno: int) -> Loaded:
     if not loaded.problems:
         return loaded
@@ -619,5 +695,5 @@ __all__ = [
     "RULES", "JSON_SYNTAX", "JSON_DUPLICATE_KEY", "JSON_NON_FINITE", "JSON_ENCODING",
     "JSON_EMPTY", "JSON_TOO_DEEP", "JSON_TOO_LARGE", "JSON_BINARY", "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_DEPTH", "LoadProblem", "Loaded", "load_json_bytes", "load_json_text",
-    "iter_jsonl", "pointer_of_duplicate",
+    "iter_jsonl", "pointer_of_duplicate", "check_value",
 ]

@@ -4,6 +4,9 @@ The spec is walked once per kind (properties, items, additionalProperties, allOf
 ``$ref``), giving path patterns such as ``("payments", ITEMS, "instructedAmount")``. Rules target
 component names or tags; the engine finds their values in a payload by following those patterns,
 so a rule never walks a payload itself and never names a field path.
+
+:func:`compile_visit` merges a kind's patterns into one tree, walked once per payload: only the
+places some rule reads are visited, whatever the size of the rest.
 """
 from __future__ import annotations
 
@@ -26,6 +29,10 @@ class ObjectShape:
     open_map: bool  # additionalProperties is a schema: any key is a declared one
     deprecated: tuple[tuple[str, str], ...] = ()  # (property, its description) marked deprecated: true
 
+    @property
+    def sorted_properties(self) -> tuple[str, ...]:
+        return tuple(sorted(self.properties))
+
 
 @dataclass(frozen=True)
 class KindLayout:
@@ -33,12 +40,15 @@ class KindLayout:
     locations: dict[str, tuple[tuple, ...]]
     # path pattern -> declared shape of the object there
     objects: dict[tuple, ObjectShape]
+    # path patterns of arrays whose items must be unique (uniqueItems), with the schema there
+    unique_arrays: tuple[tuple[tuple, dict], ...] = ()
 
 
 def build_layout(spec: Spec, root_component: str) -> KindLayout:
     locations: dict[str, list[tuple]] = {}
     objects: dict[tuple, tuple[set[str], bool]] = {}
     deprecated: dict[tuple, dict[str, str]] = {}
+    unique: dict[tuple, dict] = {}
 
     def add(tag: str, path: tuple) -> None:
         paths = locations.setdefault(tag, [])
@@ -71,6 +81,8 @@ def build_layout(spec: Spec, root_component: str) -> KindLayout:
             walk(sub, path + (name,), stack)
         if isinstance(addl, dict):
             walk(addl, path + (VALUES,), stack)
+        if schema.get("uniqueItems") is True:
+            unique.setdefault(path, schema)
         items = schema.get("items")
         if isinstance(items, dict):
             walk(items, path + (ITEMS,), stack)
@@ -80,10 +92,11 @@ def build_layout(spec: Spec, root_component: str) -> KindLayout:
     return KindLayout(
         locations={tag: tuple(paths) for tag, paths in locations.items()},
         objects={p: ObjectShape(frozenset(d), o, tuple(sorted(deprecated.get(p, {}).items()))) for p, (d, o) in objects.items()},
+        unique_arrays=tuple(unique.items()),
     )
 
 
-_ESCAPED: dict[str, str] = {}
+_ESCAPED: dict[str, str] = {}  # property names of the spec only
 
 
 def _escaped(token: str) -> str:
@@ -109,7 +122,8 @@ def iter_values(payload: Any, pattern: tuple, prefix: str = "") -> list[tuple[st
         elif step is VALUES:
             for pointer, value in current:
                 if type(value) is dict:
-                    found.extend((pointer + _escaped(k), item) for k, item in value.items())
+                    # map keys come from the input: escaped each time, never cached (memory stays bounded)
+                    found.extend((pointer + "/" + escape_pointer_token(k), item) for k, item in value.items())
         else:
             token = _escaped(step)
             for pointer, value in current:
@@ -119,3 +133,39 @@ def iter_values(payload: Any, pattern: tuple, prefix: str = "") -> list[tuple[st
             return found
         current = found
     return current
+
+
+@dataclass
+class Visit:
+    """One place of a compiled visit: what runs on the value found there, and where to go on.
+
+    ``calls`` is whatever the caller attached to the pattern ending here; ``members`` are
+    (property name, escaped pointer token, next place)."""
+
+    calls: list
+    members: list
+    items: "Visit | None" = None
+    values: "Visit | None" = None
+
+
+def compile_visit(patterns: dict[tuple, list]) -> Visit:
+    """One tree from path patterns (each with its calls): a payload is then walked once, along the
+    places some pattern names, instead of once per pattern."""
+    root = Visit([], [])
+    for pattern, calls in patterns.items():
+        node = root
+        for step in pattern:
+            if step is ITEMS:
+                node.items = node.items or Visit([], [])
+                node = node.items
+            elif step is VALUES:
+                node.values = node.values or Visit([], [])
+                node = node.values
+            else:
+                child = next((c for name, _t, c in node.members if name == step), None)
+                if child is None:
+                    child = Visit([], [])
+                    node.members.append((step, "/" + escape_pointer_token(step), child))
+                node = child
+        node.calls.extend(calls)
+    return root

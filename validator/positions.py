@@ -99,6 +99,15 @@ class PositionIndex:
         start = self._newlines[line - 1] + 1 if line else 0
         return line + 1, offset - start + 1
 
+    def offset_at(self, line: int, column: int | None) -> int:
+        """The index of a 1-based line and column (the inverse of :meth:`line_column`)."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in _NEWLINE.finditer(self.text)]
+        start = 0
+        if line > 1:
+            start = self._newlines[line - 2] + 1 if line - 2 < len(self._newlines) else len(self.text)
+        return min(len(self.text), start + max((column or 1) - 1, 0))
+
     def position(self, pointer: str) -> tuple[int, int] | None:
         offset = self.offset(pointer)
         return None if offset is None else self.line_column(offset)
@@ -110,3 +119,34 @@ def pointer_offset(text: str, pointer: str) -> int | None:
 
 def pointer_position(text: str, pointer: str) -> tuple[int, int] | None:
     return PositionIndex(text).position(pointer)
+
+
+_ESCAPE = re.compile(r'\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)|"', re.S)
+
+
+def string_offsets(text: str, quote: int, indices: list[int]) -> dict[int, int]:
+    """Where characters of a JSON string's decoded value sit in ``text``: for each index into the value, the
+    offset of its (escaped) form in ``text``, where the string's opening quote is at ``quote``. One pass over
+    the escapes, whatever the number of indices; an index beyond the string maps to its closing quote."""
+    wanted = sorted(set(indices))
+    found: dict[int, int] = {}
+    raw = quote + 1  # offset in text
+    decoded = 0      # index into the value
+    k = 0
+    for m in _ESCAPE.finditer(text, raw):
+        # plain characters up to this escape map one to one
+        while k < len(wanted) and wanted[k] < decoded + (m.start() - raw):
+            found[wanted[k]] = raw + (wanted[k] - decoded)
+            k += 1
+        decoded += m.start() - raw
+        if m.group(0) == '"':
+            raw = m.start()
+            break
+        while k < len(wanted) and wanted[k] == decoded:
+            found[wanted[k]] = m.start()
+            k += 1
+        decoded += 1  # an escape, a surrogate pair included, is one character of a Python str
+        raw = m.end()
+    for index in wanted[k:]:
+        found[index] = raw
+    return found

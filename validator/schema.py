@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import itertools
 import json
 import ipaddress
 import re
@@ -130,6 +131,9 @@ FORMAT_CHECKS = {
 }
 
 
+# Beyond the findings limit, the python engine counts at most this many more errors (it is slow).
+_COUNT_BEYOND_LIMIT = 10_000
+
 _UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
 
 
@@ -203,48 +207,115 @@ def bundled_schema(spec: Spec, component: str) -> dict:
 
 
 class SchemaChecker:
-    """Compiled checking of one component schema."""
+    """Compiled checking of one component schema.
+
+    ``uniqueItems`` is checked here, not by the compiled engine: it compares NaN and infinities
+    pairwise (30,000 NaN ids: seconds, uninterruptible), where hashing takes linear time. The compiled
+    engine's messages never quote values (``mask``): quoting a value costs its size for every error
+    above it, so deep inputs would cost their size times their depth."""
 
     def __init__(self, spec: Spec, component: str):
+        from .locate import build_layout
+
         self.component = component
         self.schema = bundled_schema(spec, component)
-        self._fast = jsonschema_rs.validator_for(self.schema, validate_formats=True)
+        self._checked = _without_unique_items(self.schema)
+        self._unique = build_layout(spec, component).unique_arrays
+        self._compiled = None
         self._detail_validator = None
         self.root_ref = spec.schema(component).get("x-document-ref")
+        self._root_type, self._root_required = _root_demands(spec, spec.schema(component))
+
+    @property
+    def _fast(self):
+        # Compiled on first use: kind detection rules most kinds out by their root alone (a CLI
+        # start checking one payload would otherwise compile every kind's schema).
+        if self._compiled is None:
+            self._compiled = jsonschema_rs.validator_for(self._checked, validate_formats=True, mask="…")
+        return self._compiled
+
+    def _surely_invalid(self, payload: Any) -> bool:
+        """The payload's top level already breaks the schema: wrong type or a required property absent."""
+        if self._root_type == "object":
+            return type(payload) is not dict or not self._root_required <= payload.keys()
+        return self._root_type == "array" and type(payload) is not list
 
     @property
     def _detail(self):
         if self._detail_validator is None:
-            self._detail_validator = detail_validator_class()(self.schema, format_checker=format_checker())
+            self._detail_validator = detail_validator_class()(self._checked, format_checker=format_checker())
         return self._detail_validator
 
     def is_valid(self, payload: Any) -> bool:
+        if self._surely_invalid(payload):
+            return False
         try:
-            return self._fast.is_valid(payload)
+            valid = self._fast.is_valid(payload)
         except (ValueError, OverflowError, TypeError):
             # Values the compiled engine cannot take (e.g. integers beyond 64 bits): decide slowly.
-            return not any(True for _ in self._detail.iter_errors(payload))
+            valid = not any(True for _ in self._detail.iter_errors(payload))
+        return valid and not (self._unique and any(True for _ in self._repeated_items(payload)))
 
     def issues(self, payload: Any) -> Iterator[SchemaIssue]:
         if self.is_valid(payload):
             return
         yield from self.detailed_issues(payload)
 
+    def limited_issues(self, payload: Any, limit: int) -> tuple[list[SchemaIssue], int]:
+        """At most ``limit`` issues, and how many more there are (counted, not worded)."""
+        if self.is_valid(payload):
+            return [], 0
+        return self._issues(payload, limit)
+
     def detailed_issues(self, payload: Any) -> Iterator[SchemaIssue]:
-        errors = self._compiled_errors(payload)
-        if errors is None:  # alternatives (anyOf) or values the compiled engine cannot take
+        yield from self._issues(payload, None)[0]
+
+    def _issues(self, payload: Any, limit: int | None) -> tuple[list[SchemaIssue], int]:
+        omitted = 0
+        try:
+            found = self._fast.iter_errors(payload)
+            raw = list(found if limit is None else itertools.islice(found, limit))
+            omitted = sum(1 for _ in found)  # the rest is counted, never worded
+        except (ValueError, OverflowError, TypeError):
+            raw = None  # values the compiled engine cannot take (integers beyond 64 bits)
+        errors = self._resolved(payload, raw) if raw is not None else None
+        if errors is None:  # alternatives (anyOf): python-jsonschema picks the closest branch
             errors = self._detail.iter_errors(payload)
-        issues = [issue for error in errors for issue in self._convert(error)]
-        yield from _one_problem_per_value(issues)
+            if limit is not None:
+                errors = itertools.islice(errors, limit if raw is not None else limit + _COUNT_BEYOND_LIMIT)
+        issues: list[SchemaIssue] = []
+        for error in errors:
+            if limit is not None and len(issues) >= limit:
+                omitted += 1
+                continue
+            issues.extend(self._convert(error))
+        for pointer, schema in self._repeated_items(payload):
+            if not schema.get("x-rule"):  # a semantic rule owns it and words its finding
+                issues.append(SchemaIssue("schema-items", pointer, "items must be unique", schema.get("x-document-ref") or self.root_ref))
+        return _one_problem_per_value(issues), omitted
+
+    def _repeated_items(self, payload: Any) -> Iterator[tuple[str, dict]]:
+        """(pointer, schema) of each array under ``uniqueItems`` that repeats an item; linear time."""
+        from .locate import iter_values
+
+        for pattern, schema in self._unique:
+            for pointer, value in iter_values(payload, pattern):
+                if type(value) is list and len(value) > 1 and not _all_distinct(value):
+                    yield pointer, schema
 
     def _compiled_errors(self, payload: Any) -> list[_Error] | None:
-        """The compiled engine's errors with the failing subschema resolved: a 10,000-entry bulk with one
-        bad entry costs milliseconds, not a second of python-jsonschema. None when the python engine
-        must decide (it picks the closest anyOf branch; it takes integers beyond 64 bits)."""
+        """The compiled engine's errors with the failing subschema resolved (None: the python engine
+        must decide)."""
         try:
             raw = list(self._fast.iter_errors(payload))
         except (ValueError, OverflowError, TypeError):
             return None
+        return self._resolved(payload, raw)
+
+    def _resolved(self, payload: Any, raw: list) -> list[_Error] | None:
+        """Compiled-engine errors with the failing subschema resolved: a 10,000-entry bulk with one bad
+        entry costs milliseconds, not a second of python-jsonschema. None when the python engine must
+        decide (it picks the closest anyOf branch)."""
         errors = []
         for e in raw:
             *where, keyword = e.schema_path
@@ -287,6 +358,56 @@ class SchemaChecker:
 
 
 _MISSING = object()
+
+
+def _root_demands(spec: Spec, schema: dict) -> tuple[str | None, frozenset[str]]:
+    """The JSON type a schema's root must have ("object", "array" or None) and the properties it
+    requires, following `$ref` and `allOf` (alternatives demand nothing for sure)."""
+    kinds: set[str] = set()
+    required: set[str] = set()
+    todo = [schema]
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, dict):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(SCHEMA_PREFIX):
+            todo.append(spec.schema(ref[len(SCHEMA_PREFIX):]))
+        if node.get("type") in ("object", "array"):
+            kinds.add(node["type"])
+        required.update(r for r in node.get("required", ()) if isinstance(r, str))
+        todo.extend(node.get("allOf", ()))
+    root_type = kinds.pop() if len(kinds) == 1 else None
+    return root_type, frozenset(required) if root_type == "object" else frozenset()
+
+
+def _without_unique_items(node: Any) -> Any:
+    """The schema without ``uniqueItems`` keywords (the checker tests uniqueness itself)."""
+    if isinstance(node, dict):
+        return {k: _without_unique_items(v) for k, v in node.items() if k != "uniqueItems"}
+    if isinstance(node, list):
+        return [_without_unique_items(v) for v in node]
+    return node
+
+
+def _identity(value: Any) -> Any:
+    """A hashable stand-in equal exactly when JSON Schema calls two values equal (1 and 1.0 are
+    equal; true and 1 are not; object member order does not count)."""
+    t = type(value)
+    if t is bool:
+        return (bool, value)
+    if t is list:
+        return (list, tuple(_identity(v) for v in value))
+    if t is dict:
+        return (dict, frozenset((k, _identity(v)) for k, v in value.items()))
+    return value
+
+
+def _all_distinct(items: list) -> bool:
+    try:
+        return len({_identity(v) for v in items}) == len(items)
+    except (TypeError, RecursionError):  # unhashable oddities of the object API; deep values
+        return True
 
 
 def _one_problem_per_value(issues: list[SchemaIssue]) -> list[SchemaIssue]:
@@ -346,9 +467,34 @@ def json_type(value: Any) -> str:
 
 
 def short_value(value: Any, limit: int = 60) -> str:
-    """A value for a message: strings in double quotes as JSON writes them, long ones cut."""
-    text = repr(value) if not isinstance(value, str) else '"' + value + '"'
+    """A value for a message: strings in double quotes as JSON writes them, long ones cut. Only the
+    start of a value is written out: a message costs the same for a huge or deep value."""
+    text = '"' + value[:limit] + '"' if isinstance(value, str) else _preview(value, limit + 1)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _preview(value: Any, budget: int) -> str:
+    """repr of ``value``, stopped once ``budget`` characters are written (each nesting level
+    spends one, so the depth it goes to is bounded too)."""
+    if budget <= 0:
+        return "…"
+    if isinstance(value, (list, dict)):
+        budget -= 1
+        parts: list[str] = []
+        size = 0
+        items = value.items() if isinstance(value, dict) else value
+        for item in items:
+            if size > budget:
+                break
+            text = f"{_preview(item[0], budget - size)}: {_preview(item[1], budget - size)}" if isinstance(value, dict) else _preview(item, budget - size)
+            parts.append(text)
+            size += len(text) + 2
+        open_, close = ("{", "}") if isinstance(value, dict) else ("[", "]")
+        return open_ + ", ".join(parts) + close
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4 * budget:
+        return "a very long integer"  # repr would cost quadratic time (and Python refuses beyond 4,300 digits)
+    text = repr(value)
+    return text
 
 
 _short = short_value
@@ -403,8 +549,6 @@ def describe_error(error) -> str:
 def _close_match(value: Any, members: list) -> str | None:
     if not isinstance(value, str):
         return None
-    import difflib
-
     upper = value.upper()
     if upper in members:
         return upper
@@ -414,8 +558,25 @@ def _close_match(value: Any, members: list) -> str | None:
         country = pycountry.countries.get(alpha_3=upper)
         if country is not None and country.alpha_2 in members:
             return country.alpha_2
-    found = difflib.get_close_matches(value, [str(m) for m in members], n=1, cutoff=0.75)
+    return closest(value, tuple(str(m) for m in members), 0.75)
+
+
+def closest(word: str, candidates: tuple[str, ...], cutoff: float) -> str | None:
+    """The candidate most like ``word`` ("did you mean"), or None. A misspelling tends to repeat (one
+    template, ten thousand entries): answers for short words are remembered, a few hundred at most."""
+    if len(word) > 64:
+        return _closest(word, candidates, cutoff)
+    return _closest_cached(word, candidates, cutoff)
+
+
+def _closest(word: str, candidates: tuple[str, ...], cutoff: float) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(word, candidates, n=1, cutoff=cutoff)
     return found[0] if found else None
+
+
+_closest_cached = functools.lru_cache(maxsize=512)(_closest)
 
 
 def checker_for(spec: Spec, component: str) -> SchemaChecker:

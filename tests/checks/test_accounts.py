@@ -166,7 +166,8 @@ def test_bban_type_error():
     assert kinds(check_norwegian_bban(12345678903)) == [BBAN_TYPE]
 
 
-first10s = st.text(alphabet="0123456789", min_size=10, max_size=10)
+# stdnum reads a leading "0000" as the old postgiro bank code and checks the rest as a 7-digit Luhn number.
+first10s = st.text(alphabet="0123456789", min_size=10, max_size=10).filter(lambda s: not s.startswith("0000"))
 
 
 @given(first10s)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import json
 from typing import Any, Protocol
 
 from ..context import OSLO, Profile
@@ -104,9 +105,10 @@ def _clock(v: PayloadEngine, req: HttpRequest) -> _dt.datetime:
     if len(dates) == 1:
         try:
             signed_at = parse_imf_fixdate(dates[0])
+            signed_day = signed_at.astimezone(OSLO).date()  # 31 Dec 9999 23:59 GMT is a day past datetime's range
         except (ValueError, TypeError, OverflowError):
-            signed_at = None
-        if signed_at is not None and signed_at.astimezone(OSLO).date() == v.today:
+            signed_at = signed_day = None
+        if signed_day == v.today:
             return signed_at
     return _dt.datetime.combine(v.today, _dt.time(12), tzinfo=OSLO)
 
@@ -176,9 +178,68 @@ def check_request_bytes(v: PayloadEngine, data: bytes, *, source: str = "<reques
             if loaded.value is None:
                 return Report(source, REQUEST_KIND, decoding)
             report = check_request(v, loaded.value, source=source)
-            report.findings[:0] = decoding
+            report.findings[:] = decoding + place_body_findings(report.findings, data)
             return report
         parsed = parse_http(data, max_bytes=v.max_bytes)
-        return Report(source, REQUEST_KIND, request_findings(v, parsed, source=source))
+        findings = request_findings(v, parsed, source=source)
+        if parsed.request is not None:
+            findings = place_body_findings(findings, data, http=parsed.request)
+        return Report(source, REQUEST_KIND, findings)
     except Exception as exc:
         return Report(source, REQUEST_KIND, [Finding("internal-error", ERROR, "", f"request check failed: {type(exc).__name__}: {exc}")])
+
+
+def place_body_findings(findings: list[Finding], data: bytes, *, http: HttpRequest | None = None) -> list[Finding]:
+    """Line and column in the file for the findings under ``/body``: the body was checked as a text of its own,
+    so its positions (and its findings' pointers) are first found in the body, then carried into the file, through
+    the escapes of a JSON envelope's ``body`` string (``data`` is the envelope's text) or past the head of an
+    ``.http`` request (``http``, parsed from ``data``)."""
+    from ..positions import PositionIndex, string_offsets
+
+    inside = [f for f in findings if f.pointer == "/body" or f.pointer.startswith("/body/")]
+    if not inside:
+        return findings
+    if http is not None:
+        body_text = _utf8_or_none(http.body or b"")
+        body_index = PositionIndex(body_text) if body_text is not None else None
+        shift = data.count(b"\n", 0, http.body_start or 0)
+        placed: dict[int, tuple[int, int]] = {}
+        for f in inside:
+            where = (f.line, f.column) if f.line is not None else (
+                body_index.position(f.pointer[5:]) if body_index is not None and body_text else None)
+            if where is not None and where[0] is not None:
+                placed[id(f)] = (shift + where[0], where[1])
+        return [dataclasses.replace(f, line=placed[id(f)][0], column=placed[id(f)][1]) if id(f) in placed else f for f in findings]
+    text = _utf8_or_none(data[3:] if data.startswith(b"\xef\xbb\xbf") else data)
+    if text is None:
+        return findings
+    file_index = PositionIndex(text)
+    quote = file_index.offset("/body")
+    if quote is None or file_index.offset("") == quote:  # no body member (an absent member points at its parent)
+        return findings
+    try:
+        body = _DECODER.raw_decode(text, quote)[0]
+    except (ValueError, RecursionError):
+        return findings
+    if not isinstance(body, str):  # a JSON value as body: its pointers walk the file itself
+        offsets = {id(f): file_index.offset(f.pointer) for f in inside if f.line is None}
+    else:
+        if text[quote] != '"':
+            return findings
+        body_index = PositionIndex(body)
+        wanted = {id(f): body_index.offset_at(f.line, f.column) if f.line is not None else body_index.offset(f.pointer[5:])
+                  for f in inside}
+        in_file = string_offsets(text, quote, [o for o in wanted.values() if o is not None])
+        offsets = {k: in_file[o] for k, o in wanted.items() if o is not None}
+    return [dataclasses.replace(f, line=pos[0], column=pos[1])
+            if offsets.get(id(f)) is not None and (pos := file_index.line_column(offsets[id(f)])) else f for f in findings]
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _utf8_or_none(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

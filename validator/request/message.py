@@ -34,6 +34,7 @@ class HttpRequest:
     form: str = "envelope"                   # "envelope" | "http"
     version: str | None = None               # HTTP version of a .http request line
     newline: str = "\r\n"                    # line ending of a .http input
+    body_start: int | None = None            # byte offset of the body in a .http input
 
     @property
     def has_body(self) -> bool:

@@ -3,10 +3,11 @@ the request builder: ``$ref``s inlined, one python-jsonschema validator per para
 findings."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ..schema import describe_error, detail_validator_class, format_checker
+import jsonschema_rs
+
+from ..schema import FORMAT_CHECKS, describe_error, detail_validator_class, format_checker
 from ..schema import short_value as _short
 from ..spec import Parameter, Spec, as_tuple
 
@@ -29,17 +30,35 @@ def inline_refs(spec: Spec, node: Any, depth: int = 0) -> Any:
     return node
 
 
-_VALIDATORS: dict[tuple, Any] = {}  # python-jsonschema validators (imported lazily: cold start)
+class ParameterSchema:
+    """One parameter's schema, checked compiled (jsonschema-rs, with obvalidate's own format functions and
+    the same ECMA pattern semantics): python-jsonschema runs only to word the problem of an invalid value."""
+
+    def __init__(self, schema: dict):
+        self.schema = schema
+        self._fast = jsonschema_rs.validator_for(schema, formats=FORMAT_CHECKS, validate_formats=True, mask="…")
+        self._detail = None
+
+    def iter_errors(self, value: Any):
+        try:
+            if self._fast.is_valid(value):
+                return iter(())
+        except (ValueError, OverflowError, TypeError):  # values the compiled engine cannot take: decide slowly
+            pass
+        if self._detail is None:
+            self._detail = detail_validator_class()(self.schema, format_checker=format_checker())
+        return self._detail.iter_errors(value)
 
 
-def parameter_validator(spec: Spec, param: Parameter, *, drop: tuple[str, ...] = ()) -> Any:
-    key = (id(spec), param.location, param.name, json.dumps(param.schema, sort_keys=True, default=str), drop)
-    found = _VALIDATORS.get(key)
-    if found is None:
+def parameter_validator(spec: Spec, param: Parameter, *, drop: tuple[str, ...] = ()) -> ParameterSchema:
+    """Built once per spec, parameter schema and dropped keywords (cached on the spec, which holds the schema)."""
+    cache = spec._cache.setdefault("parameter-schemas", {})
+    key = (id(param.schema), drop)
+    found = cache.get(key)
+    if found is None or found[0] is not param.schema:  # the entry holds the schema: its id stays its own
         schema = {k: v for k, v in inline_refs(spec, param.schema).items() if k not in drop and not k.startswith("x-")}
-        found = detail_validator_class()(schema, format_checker=format_checker())
-        _VALIDATORS[key] = found
-    return found
+        found = cache[key] = (param.schema, ParameterSchema(schema))
+    return found[1]
 
 
 def schema_problem(validator: Any, value: Any) -> str | None:

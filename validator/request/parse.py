@@ -66,7 +66,17 @@ def _check_header(name: str, value: str, problems: list[RequestProblem]) -> bool
         return False
     if _CTL_RE.search(value):
         problems.append(RequestProblem(HEADER_MALFORMED, header_pointer(name), f"{name} contains control characters (CR, LF, NUL or another CTL): {_short(value)}"))
+    if not value.isascii() and _unpaired_surrogate(value):
+        problems.append(RequestProblem(HEADER_MALFORMED, header_pointer(name), f"{name} contains an unpaired surrogate (a \\ud800-style escape), which no HTTP header can carry"))
     return True
+
+
+def _unpaired_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def parse_envelope(envelope: Any) -> Parsed:
@@ -191,17 +201,18 @@ def parse_http(data: bytes, *, max_bytes: int | None = None) -> Parsed:
     lengths = [v for n, v in headers if n.lower() == "content-length"]
     if lengths:
         declared = lengths[0]
-        if not declared.isdigit() or len(set(lengths)) > 1:
+        # ASCII digits only ("²".isdigit() is true); more digits than any body could need are simply a mismatch.
+        if not (declared.isascii() and declared.isdigit()) or len(set(lengths)) > 1:
             problems.append(RequestProblem(HEADER_MALFORMED, header_pointer("Content-Length"), f"Content-Length {_short(', '.join(lengths))} is not one decimal number"))
-        elif int(declared) != len(body):
-            extra = body[int(declared):]
-            if int(declared) < len(body) and extra in (b"\n", b"\r\n"):
-                body = body[: int(declared)]  # the final newline an editor adds to a .http file
+        elif (size := int(declared) if len(declared) <= 20 else None) != len(body):
+            if size is not None and size < len(body) and body[size:] in (b"\n", b"\r\n"):
+                body = body[:size]  # the final newline an editor adds to a .http file
             else:
-                problems.append(RequestProblem(REQUEST_MALFORMED, "/body", f"Content-Length says {declared} bytes but the body has {len(body)}"))
+                problems.append(RequestProblem(REQUEST_MALFORMED, "/body", f"Content-Length says {_short(declared)} bytes but the body has {len(body)}"))
     split = _split_target(target, problems) if target is not None else None
     if method is None or split is None:
         return Parsed(None, problems)
     target_text, path_part, query = split
-    return Parsed(HttpRequest(method, target_text, path_part, query, headers, body, True, None, "http", version, newline), problems)
+    body_start = len(data) - len(data[start:]) + (end.end() if end is not None else len(data[start:]))
+    return Parsed(HttpRequest(method, target_text, path_part, query, headers, body, True, None, "http", version, newline, body_start), problems)
 

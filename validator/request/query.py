@@ -19,6 +19,7 @@ QUERY_DATE_ORDER = "query-date-order"
 
 DATE_RANGE = ("fromDate", "toDate")  # A22: fromDate <= toDate
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
+_MAX_INT_DIGITS = 100
 
 
 def _coerce_query(value: str, schema: dict) -> tuple[Any, str | None]:
@@ -28,9 +29,11 @@ def _coerce_query(value: str, schema: dict) -> tuple[Any, str | None]:
             return value == "true", None
         return None, f"{_short(value)} is not a boolean (true or false)"
     if kind == "integer":
-        if _INT_RE.match(value):
-            return int(value), None
-        return None, f"{_short(value)} is not an integer"
+        if not _INT_RE.match(value):
+            return None, f"{_short(value)} is not an integer"
+        if len(value.lstrip("+-")) > _MAX_INT_DIGITS:  # int() refuses such text, and no limit of the interface is near
+            return None, f"{_short(value)} is an integer of {len(value.lstrip('+-')):,} digits, beyond any value this parameter takes"
+        return int(value), None
     if kind == "number":
         try:
             return float(value), None

@@ -68,6 +68,9 @@ class Rule:
     bad: Example | None
     check: Callable[..., Iterable[Issue]] | None = field(default=None, compare=False)
     group: str = "semantic"
+    # Decided once per kind from the spec: can the rule find anything at a place with this declared
+    # object shape (None: not an object schema)? Places where it cannot are never visited.
+    applies_at: Callable[[Any], bool] | None = field(default=None, compare=False)
 
     def applies_to(self, kind: str, direction: str) -> bool:
         if self.direction and self.direction != direction:
@@ -106,6 +109,7 @@ def rule(
     assumptions: Iterable[str] = (),
     good: Example | None = None,
     bad: Example | None = None,
+    applies_at: Callable[[Any], bool] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Register a semantic rule function; its docstring is the rule's explanation."""
 
@@ -126,6 +130,7 @@ def rule(
                 good=good,
                 bad=bad,
                 check=fn,
+                applies_at=applies_at,
             )
         )
         return fn

@@ -9,10 +9,22 @@ from . import Example, Issue, rule
 
 REF = "Resources and their fields › Account reference"
 
-# Two rules read each IBAN (error and national-check warning) and each BBAN (format and MOD11):
-# check each value once. The checks are pure and return immutable tuples.
-check_iban = functools.lru_cache(maxsize=8192)(_accounts.check_iban)
-check_norwegian_bban = functools.lru_cache(maxsize=8192)(_accounts.check_norwegian_bban)
+# Two rules read each IBAN (error and national-check warning) and each BBAN (format and MOD11), one
+# right after the other (the engine runs every rule of a place on a value before the next value):
+# check each value once. The checks are pure and return immutable tuples; a small cache suffices.
+def _short_values_cached(check):
+    cached = functools.lru_cache(maxsize=256)(check)
+
+    def checked(value: str):
+        # An account identifier is at most 34 characters: a longer value is checked, not kept.
+        return cached(value) if len(value) <= 64 else check(value)
+
+    checked.cache_info = cached.cache_info
+    return checked
+
+
+check_iban = _short_values_cached(_accounts.check_iban)
+check_norwegian_bban = _short_values_cached(_accounts.check_norwegian_bban)
 SEPA = "createSepaCreditTransfer request rentToBerlin"
 BULK = "createBulkPayment request invoicesWithKid"
 

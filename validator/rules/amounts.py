@@ -1,6 +1,7 @@
 """Amounts: the text grammar, precision 18 / scale 5, minor-unit digits, greater than zero (A9)."""
 from __future__ import annotations
 
+import functools
 import re
 
 from . import Example, Issue, rule
@@ -18,8 +19,16 @@ def split_amount(value: object) -> tuple[str, str] | None:
     """(integer digits, fraction digits) of a well-formed amount text, else None."""
     if not isinstance(value, str):
         return None
+    return _split_cached(value) if len(value) <= _CACHED_LENGTH else _split_text(value)
+
+
+def _split_text(value: str) -> tuple[str, str] | None:
     m = _DIGITS.fullmatch(value)  # not .match: "$" would accept a final newline
     return (m.group(1), m.group(2) or "") if m else None
+
+
+_CACHED_LENGTH = 64  # longer texts are not amounts; caching them would hold on to large inputs
+_split_cached = functools.lru_cache(maxsize=256)(_split_text)  # four rules read each amount in turn
 
 
 def _grammar_problem(value: str) -> str:

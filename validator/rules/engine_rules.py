@@ -168,3 +168,20 @@ engine_rule(
     good=Example(None, base=BULK),
     bad=Example(None, payload=42, pointer=""),
 )
+
+# ---------------------------------------------------------------- bounded output
+engine_rule(
+    "findings-limited",
+    name="Findings within the reporting limit",
+    summary=(
+        "At most max_findings findings (default 1,000; --max-findings) are reported per input; one more finding "
+        "counts the rest, so a payload of a million wrong values costs time and memory in proportion to its size. "
+        "It is an error when errors were left out, else a warning."
+    ),
+    ref="Resources and their fields",
+    group="input",
+    code=None,
+    status=None,
+    good=GOOD_SEPA,
+    bad=Example("card-transactions", payload=[1, 2, 3], pointer="", options={"max_findings": 2}),
+)

@@ -1,9 +1,8 @@
 """Unknown properties in request bodies (A19) and the currency a product expects (A21)."""
 from __future__ import annotations
 
-import difflib
-
 from ..findings import WARNING, escape_pointer_token
+from ..schema import closest
 from . import EVERY_OBJECT, REMOVE, Example, Issue, rule
 
 BULK = "createBulkPayment request invoicesWithKid"
@@ -15,6 +14,7 @@ SEPA = "createSepaCreditTransfer request rentToBerlin"
     name="Unknown property in a request body",
     ref="Resources and their fields",
     targets=[EVERY_OBJECT],
+    applies_at=lambda shape: shape is not None and not shape.open_map,
     severity=WARNING,
     assumptions=["A19"],
     good=Example("bulk-payment", base=BULK),
@@ -30,14 +30,14 @@ def unknown_property(obj, ctx, at):
     usually a misspelling (the vendor's own bulk sample sends 'referencType'), so each one is
     reported with the closest declared name, or as belonging to another resource of the interface."""
     shape = at.shape
-    if not isinstance(obj, dict) or shape is None or shape.open_map:
+    if not isinstance(obj, dict) or shape is None or shape.open_map or obj.keys() <= shape.properties:
         return
     for key in sorted(obj.keys() - shape.properties):
         if key in _spec_property_names(ctx.spec):
             message = f"{key!r} is a property of other resources of the interface, not of this one"
         else:
-            close = difflib.get_close_matches(key, sorted(shape.properties), n=1, cutoff=0.7)
-            message = f"unknown property {key!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+            close = closest(key, shape.sorted_properties, 0.7)
+            message = f"unknown property {key!r}" + (f"; did you mean {close!r}?" if close else "")
         yield Issue("/" + escape_pointer_token(key), message)
 
 
@@ -62,6 +62,7 @@ def _spec_property_names(spec) -> frozenset[str]:
     name="Deprecated property used",
     ref="Resources and their fields",
     targets=[EVERY_OBJECT],
+    applies_at=lambda shape: shape is not None and bool(shape.deprecated),
     severity=WARNING,
     assumptions=["A20"],
     good=Example("bulk-payment", base=BULK),

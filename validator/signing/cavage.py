@@ -224,6 +224,14 @@ def header_index(headers: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
     return index
 
 
+def _utf8_encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates, as a JSON envelope's "\ud800" escape gives
+        return False
+    return True
+
+
 def build_signing_string(method: str, target: str, signed: Sequence[str],
                          index: Mapping[str, list[str]]) -> str:
     """One ``name: value`` line per signed name, joined by ``\\n`` (no trailing newline).
@@ -247,5 +255,9 @@ def build_signing_string(method: str, target: str, signed: Sequence[str],
                         f"signed header {name!r} contains CR, LF or NUL, which would forge signing-string lines",
                         header=name, injection=True)
             value = ", ".join(v.strip(" \t") for v in values)
+        if not value.isascii() and not _utf8_encodable(value):
+            raise SigningStringError(
+                f"signed {'request target' if name == REQUEST_TARGET else 'header ' + repr(name)} holds an unpaired "
+                f"surrogate, which has no UTF-8 form: no signature can cover it", header=name)
         lines.append(f"{name}: {value}")
     return "\n".join(lines)

@@ -111,6 +111,12 @@ def parse_dn(text: str) -> tuple[RDN, ...]:
     text = text.replace("%20", " ")
     if not text.strip(" "):
         raise KeyIdError("the issuer DN is empty")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise KeyIdError(f"the issuer DN holds an unpaired surrogate U+{ord(text[exc.start]):04X}, which no "
+                             f"certificate name can hold") from None
     rdns: list[RDN] = []
     current: list[tuple[str, str]] = []
     i, n = 0, len(text)
