@@ -1,0 +1,168 @@
+"""`obvalidate conform`: the conformance gate on the command line.
+
+Registered through the ``obvalidate.commands`` entry-point group (pyproject.toml); the validator's command line loads
+it only when named. Exit codes: 0 every check passed, 1 findings (or a check broke), 2 the run could not happen
+(unreachable target, bad options).
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .model import SUITES
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_IMPOSSIBLE = 0, 1, 2
+
+
+class ConformUsageError(click.UsageError):
+    exit_code = EXIT_IMPOSSIBLE
+
+
+def _suites(value: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(s.strip() for s in value.split(",") if s.strip()))
+    unknown = [n for n in names if n not in SUITES]
+    if unknown or not names:
+        raise ConformUsageError(f"unknown suite {', '.join(unknown) or '(none)'}; the suites are {', '.join(SUITES)}")
+    return names
+
+
+def _identities(cert, key, second_cert, second_key):
+    from conformance.client import Identity
+
+    from .session import Identities
+
+    if bool(cert) != bool(key) or bool(second_cert) != bool(second_key):
+        raise ConformUsageError("--cert and --key go together (so do --second-cert and --second-key)")
+    if second_cert and not cert:
+        raise ConformUsageError("--second-cert needs --cert")
+    throwaway = Identities.throwaway()
+    try:
+        first = Identity.from_files(key, cert) if cert else throwaway.tpp
+        second = Identity.from_files(second_key, second_cert) if second_cert else throwaway.other
+    except Exception as exc:  # noqa: BLE001 - any unusable key or certificate is a usage error
+        raise ConformUsageError(f"cannot use the signing identity: {exc}") from None
+    return Identities(first, second)
+
+
+class Progress:
+    """A live line per check on a terminal; nothing otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.done = 0
+        self.failed = 0
+
+    def __call__(self, event: str, check_id: str, outcome) -> None:
+        if not self.enabled:
+            return
+        if event == "start":
+            click.echo(f"\r\033[K{self.done} done, {self.failed} failed · {check_id} …", nl=False, err=True)
+            return
+        self.done += 1
+        if outcome is not None and outcome.status == "failed":
+            self.failed += 1
+            click.echo(f"\r\033[K✗ {check_id} [{outcome.operation}]", err=True)
+
+    def close(self) -> None:
+        if self.enabled:
+            click.echo("\r\033[K", nl=False, err=True)
+
+
+@click.command("conform")
+@click.option("--target", default="reference", show_default=True, metavar="URL|reference",
+              help="Base URL of the implementation, or 'reference': the bundled sandbox on a free loopback port "
+                   "with a fresh database.")
+@click.option("--profile", "profile_path", type=click.Path(exists=True, dir_okay=False),
+              help="Implementer profile (YAML) for the oracle (and the reference sandbox).")
+@click.option("--suite", "suites", default=",".join(SUITES), show_default=True,
+              help="Comma-separated suites to run.")
+@click.option("--check", "check_patterns", default="", metavar="PATTERNS",
+              help="Comma-separated check ids or glob patterns (e.g. 'security:*,semantic:amount-*'); default all.")
+@click.option("--cert", type=click.Path(exists=True, dir_okay=False), help="TPP certificate (PEM).")
+@click.option("--key", type=click.Path(exists=True, dir_okay=False), help="Its private key (PEM).")
+@click.option("--second-cert", type=click.Path(exists=True, dir_okay=False),
+              help="A second TPP's certificate, for the cross-TPP checks (A28).")
+@click.option("--second-key", type=click.Path(exists=True, dir_okay=False), help="Its private key (PEM).")
+@click.option("--max-examples", default=10, show_default=True, type=click.IntRange(1, 10_000),
+              help="Hypothesis examples per rule and operation (semantic suite) or per operation (schema, negative; "
+                   "the negative suite's coverage phase adds up to 3x as many).")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1),
+              help="Seed of the generated cases: the same seed sends the same cases.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 16),
+              help="Processes to spread the suites over.")
+@click.option("--report-dir", type=click.Path(file_okay=False),
+              help="Write conform.json, conform.junit.xml, conform.html and coverage.json here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text", show_default=True,
+              help="What to print on standard output.")
+@click.option("--fault", "faults", multiple=True, metavar="NAME", hidden=True,
+              help="Reference target only: turn a sandbox fault switch on (to see the gate catch it).")
+def conform(target: str, profile_path: str | None, suites: str, check_patterns: str, cert, key, second_cert, second_key,
+            max_examples: int, seed: int, workers: int, report_dir: str | None, fmt: str,
+            faults: tuple[str, ...]) -> None:
+    """Test an implementation of the interface against the documented and decided behaviour.
+
+    Suites: schema (Schemathesis positive generation per operation, every answer checked against the spec and the
+    validator's prediction), negative (Schemathesis negative mode and coverage phase: schema-invalid requests
+    refused with the A7 code), security (signatures, certificates, another TPP's payments), semantic (the
+    differential oracle: requests breaking one rule of the validator's catalogue, the validator predicting each
+    answer), stateful (the
+    payment lifecycle, baskets, cancellation, X-Request-ID replay, duplicates, pagination, concurrency).
+    Exit 0: every check passed; 1: findings; 2: the run could not happen.
+    """
+    import json
+
+    from . import report
+    from .runner import RunOptions, run
+    from .session import TargetUnreachable
+    from .target import REFERENCE, reachable, serving
+
+    chosen = _suites(suites)
+    patterns = tuple(p.strip() for p in check_patterns.split(",") if p.strip())
+    if patterns:
+        from .runner import selected
+
+        if not selected(chosen, patterns):
+            raise ConformUsageError(f"no check of the suites {', '.join(chosen)} matches {check_patterns!r}")
+    identities = _identities(cert, key, second_cert, second_key)
+    if faults and target != REFERENCE:
+        raise ConformUsageError("--fault applies to --target reference only")
+    if target != REFERENCE and not target.startswith(("http://", "https://")):
+        raise ConformUsageError(f"--target must be an http(s) URL or 'reference', not {target!r}")
+    profile = None
+    if profile_path:
+        from validator.context import ConfigError, Profile
+
+        try:
+            profile = Profile.load(profile_path)
+        except ConfigError as exc:
+            raise ConformUsageError(str(exc)) from None
+    progress = Progress(sys.stderr.isatty() and fmt == "text")
+    try:
+        with serving(target, faults=faults, profile=profile) as base_url:
+            problem = reachable(base_url)
+            if problem:
+                raise click.ClickException(problem)
+            options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns)
+            result = run(options, progress=progress)
+    except TargetUnreachable as exc:
+        progress.close()
+        click.echo(f"Error: the target stopped answering: {exc}", err=True)
+        sys.exit(EXIT_IMPOSSIBLE)
+    except click.ClickException as exc:
+        progress.close()
+        click.echo(f"Error: {exc.format_message()}", err=True)
+        sys.exit(EXIT_IMPOSSIBLE)
+    except ValueError as exc:  # an unknown fault switch
+        raise ConformUsageError(str(exc)) from None
+    progress.close()
+    if report_dir:
+        report.write(result, report_dir)
+    if fmt == "json":
+        click.echo(json.dumps(report.as_json(result), indent=2, ensure_ascii=False))
+    elif fmt == "junit":
+        click.echo(report.junit(result), nl=False)
+    else:
+        click.echo(report.text(result), nl=False)
+    failed = result.findings or any(o.status == "error" for o in result.outcomes)
+    sys.exit(EXIT_FINDINGS if failed else EXIT_CLEAN)

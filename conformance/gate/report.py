@@ -1,0 +1,231 @@
+"""The run's reports: text for the terminal, JSON, JUnit XML (a testcase per suite × check × operation), a
+self-contained HTML summary, and clause coverage (which rules, decisions and document sections the run exercised,
+which it could not reach and why).
+
+Everything but the ``run`` block (target URL, duration) and the curl commands (their Date and Signature) is the same
+for two runs with the same seed against the reference sandbox.
+"""
+from __future__ import annotations
+
+import html
+import json
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from validator.rules import catalogue
+from validator.spec import Spec, load_spec
+
+from .model import REGISTRY
+from .runner import RunResult
+
+STATUS_ORDER = ("failed", "error", "not-exercised", "passed")
+
+
+def summary(result: RunResult) -> dict[str, int]:
+    counts = Counter(o.status for o in result.outcomes)
+    return {"checks": len({o.check for o in result.outcomes}), "outcomes": len(result.outcomes),
+            **{s: counts.get(s, 0) for s in STATUS_ORDER}, "findings": len(result.findings),
+            "cases": len(result.cases)}
+
+
+def coverage(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
+    """Which rules, decisions (A1-A32) and document sections the run exercised; the others and why not."""
+    spec = spec or load_spec()
+    rules = catalogue()
+    ran = {o.check for o in result.outcomes if o.status in ("passed", "failed")}
+    skipped = {o.check: o.reason for o in result.outcomes if o.status in ("not-exercised", "error")}
+    exercised_rules = {r for r in result.exercised_rules if r in rules}
+    refs: set[str] = set(result.exercised_refs)
+    for check_id in ran:
+        refs.update(REGISTRY[check_id].refs if check_id in REGISTRY else ())
+    for rule_id in exercised_rules:
+        refs.add(rules[rule_id].ref)
+        refs.update(rules[rule_id].assumptions)
+    checks_by_ref: dict[str, list[str]] = {}
+    for chk in REGISTRY.values():
+        for ref in chk.refs:
+            checks_by_ref.setdefault(ref, []).append(chk.id)
+
+    def rule_reason(rule_id: str) -> str:
+        rule = rules[rule_id]
+        check_id = f"semantic:{rule_id}"
+        if check_id in skipped:
+            return skipped[check_id].splitlines()[0]
+        from .suites.semantic import left_out_reason
+
+        left_out = left_out_reason(rule_id)
+        if left_out:
+            return left_out
+        if rule.direction == "response":
+            return "a response rule: no answer of the run broke or reached it"
+        if check_id not in REGISTRY:
+            return "no check of the gate sends a request breaking it (no single-rule mutation, no targeted check)"
+        return "its check did not run (suite not selected)"
+
+    def decision_reason(ref: str) -> str:
+        checks = checks_by_ref.get(ref, [])
+        if not checks:
+            return "no check of the gate enforces it"
+        why = [f"{c}: {skipped[c].splitlines()[0]}" for c in checks if c in skipped]
+        return "; ".join(why) or "its checks did not run (suite not selected)"
+
+    decisions = list(spec.assumptions)
+    sections = sorted({r.ref for r in rules.values() if r.ref} | {ref for c in REGISTRY.values() for ref in c.refs
+                                                               if not ref.startswith("A")})
+    return {
+        "rules": {
+            "exercised": sorted(exercised_rules),
+            "not_exercised": {r: rule_reason(r) for r in sorted(rules) if r not in exercised_rules},
+        },
+        "decisions": {
+            "exercised": [d for d in decisions if d in refs],
+            "not_exercised": {d: decision_reason(d) for d in decisions if d not in refs},
+        },
+        "sections": {
+            "exercised": [s for s in sections if s in refs],
+            "not_exercised": {s: "no check of the run reached a rule of this section" for s in sections if s not in refs},
+        },
+    }
+
+
+def as_json(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
+    return {
+        "run": {"target": result.base_url, "seconds": round(result.seconds, 2)},
+        "seed": result.options.seed,
+        "max_examples": result.options.max_examples,
+        "suites": list(result.options.suites),
+        "summary": summary(result),
+        "cases_digest": result.cases_digest,
+        "outcomes": [_stable(o.as_dict()) for o in _ordered(result)],
+        "findings": [f.as_dict() for f in _findings(result)],
+        "coverage": coverage(result, spec),
+    }
+
+
+def _stable(outcome: dict) -> dict:
+    outcome = dict(outcome)
+    outcome.pop("seconds", None)
+    outcome.pop("findings", None)
+    return outcome
+
+
+def _ordered(result: RunResult):
+    return sorted(result.outcomes, key=lambda o: (o.suite, o.check, o.operation))
+
+
+def _findings(result: RunResult):
+    return [f for o in _ordered(result) for f in o.findings]
+
+
+def text(result: RunResult) -> str:
+    s = summary(result)
+    lines = []
+    for f in _findings(result):
+        lines.append(f"FAIL {f.check} [{f.operation}] rule {f.rule} ({f.ref})")
+        lines.append(f"     {f.message}")
+        lines.append(f"     expected {f.expected}; actual {f.actual}")
+        if f.excerpt:
+            lines.append(f"     body: {f.excerpt}")
+        if f.curl:
+            lines.append(f"     reproduce: {f.curl}")
+    for o in _ordered(result):
+        if o.status == "error":
+            lines.append(f"ERROR {o.check}: {o.reason.splitlines()[0]}")
+    not_exercised = sorted({(o.check, o.reason) for o in result.outcomes if o.status == "not-exercised"})
+    for check_id, reason in not_exercised:
+        lines.append(f"not exercised: {check_id}: {reason}")
+    lines.append(f"{s['checks']} checks, {s['outcomes']} check × operation outcomes: {s['passed']} passed, "
+                 f"{s['failed']} failed, {s['not-exercised']} not exercised, {s['error']} errors; "
+                 f"{s['findings']} findings; {s['cases']} requests in {result.seconds:.1f} s "
+                 f"(seed {result.options.seed}) against {result.base_url}")
+    return "\n".join(lines) + "\n"
+
+
+def junit(result: RunResult) -> str:
+    s = summary(result)
+    root = ET.Element("testsuites", name="obvalidate conform", tests=str(s["outcomes"]),
+                      failures=str(s["failed"]), errors=str(s["error"]), skipped=str(s["not-exercised"]))
+    by_suite: dict[str, list] = {}
+    for o in _ordered(result):
+        by_suite.setdefault(o.suite, []).append(o)
+    for suite, outcomes in by_suite.items():
+        counts = Counter(o.status for o in outcomes)
+        node = ET.SubElement(root, "testsuite", name=suite, tests=str(len(outcomes)),
+                             failures=str(counts["failed"]), errors=str(counts["error"]),
+                             skipped=str(counts["not-exercised"]))
+        for o in outcomes:
+            case = ET.SubElement(node, "testcase", classname=f"{suite}.{o.check}", name=o.operation,
+                                 time=f"{o.seconds:.3f}")
+            if o.status == "failed":
+                for f in o.findings:
+                    failure = ET.SubElement(case, "failure", type=f.rule,
+                                            message=f"{f.message} (expected {f.expected}, actual {f.actual})")
+                    failure.text = f"{f.ref}\nbody: {f.excerpt}\nreproduce: {f.curl}"
+            elif o.status == "error":
+                ET.SubElement(case, "error", message=o.reason.splitlines()[0]).text = o.reason
+            elif o.status == "not-exercised":
+                ET.SubElement(case, "skipped", message=o.reason)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+_CSS = """body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2733}h1{font-size:1.4rem}
+table{border-collapse:collapse;width:100%;margin:1rem 0}td,th{border-bottom:1px solid #e3e7ec;padding:.3rem .5rem;
+text-align:left;font-size:.9rem;vertical-align:top}.failed{color:#a11}.passed{color:#176d2c}.error{color:#a11}
+.not-exercised{color:#8a6d00}code{font-size:.8rem;word-break:break-all}details{margin:.3rem 0}"""
+
+
+def html_report(result: RunResult, spec: Spec | None = None) -> str:
+    data = as_json(result, spec)
+    e = html.escape
+    s = data["summary"]
+    rows = "".join(f"<tr><td>{e(o['suite'])}</td><td>{e(o['check'])}</td><td>{e(o['operation'])}</td>"
+                   f"<td class='{e(o['status'])}'>{e(o['status'])}</td><td>{o['cases']}</td>"
+                   f"<td>{e(o['reason'].splitlines()[0] if o['reason'] else '')}</td></tr>" for o in data["outcomes"])
+    findings = "".join(f"<tr><td>{e(f['check'])}</td><td>{e(f['operation'])}</td><td>{e(f['rule'])}<br>{e(f['ref'])}"
+                       f"</td><td>{e(f['message'])}</td><td>{e(f['expected'])}</td><td>{e(f['actual'])}<br>"
+                       f"<code>{e(f['excerpt'])}</code></td><td><details><summary>curl</summary><code>{e(f['curl'])}"
+                       f"</code></details></td></tr>" for f in data["findings"])
+    cov = data["coverage"]
+
+    def listing(part: dict) -> str:
+        done = ", ".join(e(x) for x in part["exercised"])
+        missing = "".join(f"<li>{e(k)}: {e(v)}</li>" for k, v in part["not_exercised"].items())
+        return f"<p>Exercised ({len(part['exercised'])}): {done}</p><details><summary>Not exercised " \
+               f"({len(part['not_exercised'])})</summary><ul>{missing}</ul></details>"
+
+    verdict = "PASS" if not data["findings"] and not s["error"] else "FAIL"
+    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>obvalidate conform: {verdict}</title>
+<style>{_CSS}</style></head><body><h1>obvalidate conform: {verdict}</h1>
+<p>Target {e(data['run']['target'])}, seed {data['seed']}, max examples {data['max_examples']}, suites
+{e(', '.join(data['suites']))}: {s['outcomes']} outcomes ({s['passed']} passed, {s['failed']} failed,
+{s['not-exercised']} not exercised, {s['error']} errors), {s['findings']} findings, {s['cases']} requests in
+{data['run']['seconds']} s.</p>
+<h2>Findings</h2><table><tr><th>Check</th><th>Operation</th><th>Rule</th><th>What</th><th>Expected</th>
+<th>Actual</th><th>Reproduce</th></tr>{findings}</table>
+<h2>Checks</h2><table><tr><th>Suite</th><th>Check</th><th>Operation</th><th>Status</th><th>Cases</th><th>Reason</th>
+</tr>{rows}</table>
+<h2>Clause coverage</h2><h3>Rules</h3>{listing(cov['rules'])}<h3>Decisions</h3>{listing(cov['decisions'])}
+<h3>Document sections</h3>{listing(cov['sections'])}</body></html>
+"""
+
+
+def write(result: RunResult, directory: str | Path, spec: Spec | None = None) -> list[Path]:
+    """conform.json, conform.junit.xml, conform.html and coverage.json in ``directory``."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    data = as_json(result, spec)
+    files = {
+        "conform.json": json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+        "conform.junit.xml": junit(result),
+        "conform.html": html_report(result, spec),
+        "coverage.json": json.dumps(data["coverage"], indent=2, ensure_ascii=False) + "\n",
+    }
+    written = []
+    for name, content in files.items():
+        path = out / name
+        path.write_text(content, encoding="utf-8")
+        written.append(path)
+    return written

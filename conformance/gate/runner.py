@@ -1,0 +1,164 @@
+"""Running the gate: the chosen suites' checks against one target, in order (or spread over worker processes), and
+the run's result: outcomes per check × operation, findings, the cases sent and the clause coverage."""
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import hashlib
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable
+
+from cryptography.hazmat.primitives import serialization
+
+from conformance.client import Identity
+from validator.context import DEFAULT_PROFILE, Profile
+from validator.spec import Spec, load_spec
+
+from . import suites as _suites  # noqa: F401 - importing the suites registers their checks
+from .model import REGISTRY, SUITES, Check, Finding, NotExercised, Outcome
+from .session import Identities, Session, TargetUnreachable
+
+Progress = Callable[[str, str, Outcome | None], None]  # (event "start"|"done", check id, outcome)
+
+
+@dataclass
+class RunOptions:
+    base_url: str
+    suites: tuple[str, ...] = SUITES
+    profile_path: str | None = None
+    identities: Identities | None = None
+    seed: int = 0
+    max_examples: int = 10
+    workers: int = 1
+    checks: tuple[str, ...] = ()       # fnmatch patterns of check ids; none: every check of the suites
+
+
+@dataclass
+class RunResult:
+    base_url: str
+    options: RunOptions
+    outcomes: list[Outcome] = field(default_factory=list)
+    cases: list[tuple] = field(default_factory=list)
+    exercised_rules: set[str] = field(default_factory=set)
+    exercised_refs: set[str] = field(default_factory=set)
+    seconds: float = 0.0
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for o in self.outcomes for f in o.findings]
+
+    @property
+    def cases_digest(self) -> str:
+        """The cases sent (check, operation, method, target, body hash), order-free: same seed, same digest."""
+        lines = sorted("\t".join(c) for c in self.cases)
+        return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+def checks_of(suites: tuple[str, ...]) -> list[Check]:
+    """The registered checks of ``suites``, in registration order."""
+    return [c for c in REGISTRY.values() if c.suite in suites]
+
+
+def selected(suites: tuple[str, ...], patterns: tuple[str, ...] = ()) -> list:
+    """The checks of ``suites`` whose id matches one of ``patterns`` (all without patterns)."""
+    return [c for c in checks_of(suites) if not patterns or any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+
+
+def _profile(path: str | None) -> Profile:
+    return Profile.load(path) if path else DEFAULT_PROFILE
+
+
+def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None = None,
+               progress: Progress | None = None) -> RunResult:
+    """Run the checks of ``suites`` in this process."""
+    spec = spec or load_spec()
+    session = Session(options.base_url, spec, _profile(options.profile_path),
+                      options.identities or Identities.throwaway(), seed=options.seed,
+                      max_examples=options.max_examples)
+    result = RunResult(options.base_url, options)
+    started = time.perf_counter()
+    try:
+        for chk in selected(suites, options.checks):
+            if progress:
+                progress("start", chk.id, None)
+            session.begin(chk.suite, chk.id)
+            before = set(session.outcomes)
+            t0 = time.perf_counter()
+            try:
+                chk(session)
+            except NotExercised as why:
+                outcome = session.outcome("-")
+                outcome.status, outcome.reason = "not-exercised", str(why)
+            except TargetUnreachable:
+                raise
+            except Exception as exc:  # a defect of the check itself: reported, never a traceback to the user
+                outcome = session.outcome("-")
+                outcome.status = "error"
+                outcome.reason = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
+            new = [o for key, o in session.outcomes.items() if key not in before]
+            if not new:
+                new = [session.outcome("-")]
+            for o in new:
+                o.seconds = round(time.perf_counter() - t0, 3)
+            if progress:
+                for o in new:
+                    progress("done", chk.id, o)
+        result.outcomes = list(session.outcomes.values())
+        result.cases = list(session.cases)
+        result.exercised_rules = set(session.exercised_rules)
+        result.exercised_refs = set(session.exercised_refs)
+    finally:
+        session.close()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+# ---------------------------------------------------------------- worker processes
+def _pem(identity: Identity) -> tuple[bytes, bytes]:
+    return (identity.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption()),
+            identity.certificate.public_bytes(serialization.Encoding.PEM))
+
+
+def _from_pem(pair: tuple[bytes, bytes]) -> Identity:
+    from cryptography import x509
+
+    return Identity(serialization.load_pem_private_key(pair[0], None), x509.load_pem_x509_certificate(pair[1]))
+
+
+def _worker(options: RunOptions, pems: tuple, suite: str) -> RunResult:
+    with_keys = dataclasses.replace(options, identities=Identities(_from_pem(pems[0]), _from_pem(pems[1])))
+    result = run_checks(with_keys, (suite,))
+    result.options = options  # back to the parent without the private keys (they do not pickle, nor should travel)
+    return result
+
+
+def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
+    """Run the chosen suites; with ``workers`` > 1 each suite runs in a worker process."""
+    options.identities = options.identities or Identities.throwaway()
+    suites = tuple(s for s in SUITES if s in options.suites)
+    if options.workers <= 1 or len(suites) <= 1:
+        return run_checks(options, suites, progress=progress)
+    started = time.perf_counter()
+    pems = (_pem(options.identities.tpp), _pem(options.identities.other))
+    plain = RunOptions(options.base_url, suites, options.profile_path, None, options.seed, options.max_examples, 1,
+                       options.checks)
+    import multiprocessing
+
+    result = RunResult(options.base_url, options)
+    with ProcessPoolExecutor(max_workers=options.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [(suite, pool.submit(_worker, plain, pems, suite)) for suite in suites]
+        for suite, future in futures:
+            part = future.result()
+            for o in part.outcomes:
+                if progress:
+                    progress("done", o.check, o)
+            result.outcomes.extend(part.outcomes)
+            result.cases.extend(part.cases)
+            result.exercised_rules |= part.exercised_rules
+            result.exercised_refs |= part.exercised_refs
+    result.seconds = time.perf_counter() - started
+    return result

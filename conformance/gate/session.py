@@ -1,0 +1,262 @@
+"""The run a check works in: the target, two TPP identities, the validator as oracle, and what was found.
+
+Checks send every request through :meth:`Session.send`, which signs nothing itself (the
+:class:`~conformance.client.SignedClient` signs the exact bytes it sends), checks every answer against the spec and
+the validator's response kinds, and counts the case. :meth:`Session.predict` asks the validator's whole-request check
+what a conforming implementation answers to a request exactly as prepared; :meth:`Session.expect` compares.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import datetime as _dt
+import json
+import shlex
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import httpx
+
+from conformance.client import Identity, PreparedRequest, SignedClient
+from validator.context import Context, Profile
+from validator import Validator
+from validator.findings import ERROR, Finding as ValidatorFinding
+from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
+from validator.rules import catalogue
+from validator.spec import Spec
+
+from .model import Answer, Expected, Finding, NotExercised, Outcome
+from .responses import ResponseKinds
+
+EXCERPT = 240
+# An operation a target without the sandbox's extras answers like this does not exist there.
+ABSENT_STATUSES = (404, 405, 501)
+
+
+def answer_of(response: httpx.Response) -> Answer:
+    body = response.content or b""
+    code = None
+    try:
+        value = json.loads(body) if body else None
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        messages = value.get("tppMessages")
+        if isinstance(messages, list) and messages and isinstance(messages[0], dict):
+            code = messages[0].get("code")
+        elif isinstance(value.get("code"), str):
+            code = value["code"]
+    text = body.decode("utf-8", "replace")
+    return Answer(response.status_code, code if isinstance(code, str) else None,
+                  text if len(text) <= EXCERPT else text[:EXCERPT] + "…")
+
+
+def curl(base_url: str, request: PreparedRequest) -> str:
+    """A curl command sending the request as it was sent: signature headers included, no private key (the Date and
+    Signature are the original ones, so a target with a Date window answers a late replay as stale)."""
+    parts = ["curl", "-sS", "-i", "-X", request.method, shlex.quote(base_url + request.target)]
+    for name, value in request.headers:
+        parts += ["-H", shlex.quote(f"{name}: {value}")]
+    if request.body:
+        parts += ["--data-binary", shlex.quote(request.body.decode("utf-8", "replace"))]
+    return " ".join(parts)
+
+
+@dataclass
+class Exchange:
+    operation: str
+    request: PreparedRequest
+    response: httpx.Response
+    answer: Answer
+
+
+@dataclass
+class Disagreement(Exception):
+    """Raised inside a Hypothesis search when the target disagrees, so the search stops (and may shrink) on it."""
+
+    exchange: Exchange
+    expected: str
+    rule: str
+    message: str
+
+
+@dataclass
+class Identities:
+    tpp: Identity
+    other: Identity
+
+    @classmethod
+    def throwaway(cls) -> "Identities":
+        """Two throwaway test identities of two TPPs (the second for the cross-TPP checks, A28)."""
+        return cls(Identity.generate("PSDNO-FSA-OBVALIDATE-A"), Identity.generate("PSDNO-FSA-OBVALIDATE-B"))
+
+
+@dataclass
+class Session:
+    base_url: str
+    spec: Spec
+    profile: Profile
+    identities: Identities
+    seed: int = 0
+    max_examples: int = 10
+    outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
+    exercised_rules: set[str] = field(default_factory=set)
+    exercised_refs: set[str] = field(default_factory=set)
+    cases: list[tuple[str, str, str, str, str]] = field(default_factory=list)
+    _check: tuple[str, str] = ("", "")     # (suite, check id) of the running check
+    _absent: dict[str, bool] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.validator = Validator(spec=self.spec, profile=self.profile)
+        self.responses = ResponseKinds(self.spec, Validator(spec=self.spec, profile=self.profile))
+        self.catalogue = catalogue()
+        self._lock = threading.Lock()
+        self._clients: list[SignedClient] = []
+
+    # ---- clock and clients ----
+    @staticmethod
+    def now() -> _dt.datetime:
+        return _dt.datetime.now(_dt.timezone.utc)
+
+    def today(self) -> _dt.date:
+        return self.validator_at(self.now()).today
+
+    def client(self, who: str = "tpp", *, identity: Identity | None = None,
+               clock: Callable[[], _dt.datetime] | None = None) -> SignedClient:
+        """A signed client of one of the run's TPPs (closed at the end of the run)."""
+        client = SignedClient(self.base_url, identity or getattr(self.identities, who), spec=self.spec,
+                              clock=clock or self.now)
+        with self._lock:
+            self._clients.append(client)
+        return client
+
+    def close(self) -> None:
+        for client in self._clients:
+            client.close()
+
+    # ---- the running check ----
+    def begin(self, suite: str, check_id: str) -> None:
+        self._check = (suite, check_id)
+
+    def outcome(self, operation: str) -> Outcome:
+        suite, check_id = self._check
+        key = (check_id, operation)
+        with self._lock:
+            if key not in self.outcomes:
+                self.outcomes[key] = Outcome(suite, check_id, operation)
+            return self.outcomes[key]
+
+    # ---- sending ----
+    def send(self, client: SignedClient, request: PreparedRequest, operation: str) -> Exchange:
+        """Send a prepared request; the answer is checked against the spec and the validator's response kinds."""
+        try:
+            response = client.send_prepared(request)
+        except httpx.HTTPError as exc:
+            raise TargetUnreachable(f"{request.method} {request.target}: {type(exc).__name__}: {exc}") from None
+        exchange = Exchange(operation, request, response, answer_of(response))
+        self.outcome(operation).cases += 1
+        self.record_case(operation, request)
+        path = request.target.split("?", 1)[0]
+        for problem in self.responses.problems(request.method, path, response.status_code,
+                                               response.headers.get("content-type", ""), response.content):
+            self.exercised_rules.add(problem.rule)
+            self.disagree(exchange, rule=problem.rule, ref=problem.ref, expected="an answer the spec declares",
+                          message=f"response: {problem.message}")
+        return exchange
+
+    def record_case(self, operation: str, request: PreparedRequest) -> None:
+        """Remember what was sent (for the run's case digest: same seed, same cases)."""
+        case = (self._check[1], operation, request.method, request.target, hashlib.sha256(request.body).hexdigest())
+        with self._lock:
+            self.cases.append(case)
+
+    def call(self, client: SignedClient, operation: str, **options: Any) -> Exchange:
+        """Build, sign and send one operation (options as :meth:`SignedClient.prepare`)."""
+        return self.send(client, client.prepare(operation, **options), operation)
+
+    # ---- the oracle ----
+    def validator_at(self, now: _dt.datetime, context: Context | None = None) -> Validator:
+        v = copy.copy(self.validator)
+        v.now = now
+        from validator.context import today_in_oslo
+
+        v.today = today_in_oslo(now)
+        v.today_given = False
+        if context is not None:
+            v.context = context
+        return v
+
+    def findings_for(self, request: PreparedRequest, *, at: _dt.datetime | None = None,
+                     context: Context | None = None) -> list[ValidatorFinding]:
+        """The validator's whole-request findings for a request exactly as prepared."""
+        parsed = parse_envelope({"method": request.method, "path": request.target, "headers": request.headers})
+        if parsed.request is not None:
+            parsed = Parsed(dataclasses.replace(parsed.request, body=request.body, body_is_exact=True), parsed.problems)
+        return request_findings(self.validator_at(at or self.now(), context), parsed)
+
+    def predict(self, request: PreparedRequest, *, success: tuple[int, ...], at: _dt.datetime | None = None,
+                context: Context | None = None) -> tuple[Expected, list[ValidatorFinding]]:
+        """What a conforming implementation answers, per the validator: any error finding's status and code (an
+        implementation may report any of several errors first), or ``success`` when there is none."""
+        errors = [f for f in self.findings_for(request, at=at, context=context) if f.severity == ERROR]
+        for f in errors:
+            self.exercised_rules.add(f.rule)
+        if not errors:
+            return Expected(success, why="the validator finds no error"), errors
+        statuses = tuple(dict.fromkeys(f.status or 400 for f in errors))
+        codes = tuple(dict.fromkeys(f.code or "FORMAT_ERROR" for f in errors))
+        return Expected(statuses, codes, why="; ".join(f"{f.rule}: {f.message}" for f in errors[:3])), errors
+
+    def expect(self, exchange: Exchange, expected: Expected, *, rule: str, ref: str, message: str) -> bool:
+        """Compare an answer with what is expected; a disagreement is a finding. True when they agree."""
+        self.exercised_rules.add(rule)
+        self.exercised_refs.update(r for r in ref.split(", ") if r)
+        if expected.allows(exchange.answer):
+            return True
+        self.disagree(exchange, rule=rule, ref=ref, expected=expected.describe(), message=message)
+        return False
+
+    def disagree(self, exchange: Exchange | None, *, rule: str, ref: str, expected: str, message: str,
+                 operation: str | None = None) -> None:
+        suite, check_id = self._check
+        op = operation or (exchange.operation if exchange else "-")
+        actual = exchange.answer if exchange else Answer(None)
+        finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, actual.describe(),
+                          actual.excerpt, self.seed, curl(self.base_url, exchange.request) if exchange else "")
+        outcome = self.outcome(op)
+        with self._lock:
+            outcome.findings.append(finding)
+            outcome.status = "failed"
+
+    def rule_ref(self, rule: str) -> str:
+        known = self.catalogue.get(rule)
+        return known.ref if known else ""
+
+    # ---- what the target has ----
+    def require(self, client: SignedClient, operation: str, **options: Any) -> Exchange:
+        """Call a sandbox-only operation; a target without it makes the check "not exercised"."""
+        exchange = self.call(client, operation, **options)
+        if exchange.answer.status in ABSENT_STATUSES:
+            self._absent[operation] = True
+            raise NotExercised(f"the target has no {operation} ({exchange.answer.describe()})")
+        return exchange
+
+    def path_of(self, operation: str) -> str:
+        return self.spec.operation(operation).path
+
+    def resolve(self, method: str, path: str) -> str | None:
+        op = resolve_operation(self.spec, method, path).operation
+        return op.operation_id if op else None
+
+
+class TargetUnreachable(Exception):
+    """The target cannot be reached: the run cannot happen (exit 2)."""
+
+
+def timed(function: Callable[[], None]) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started

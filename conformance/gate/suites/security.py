@@ -1,0 +1,169 @@
+"""Request signing and ownership (A8, A28): each request below is wrong in one way, and the validator's whole-request
+check says what a conforming implementation answers to it exactly as sent (401 SIGNATURE_MISSING /
+SIGNATURE_INVALID / CERTIFICATE_EXPIRED, 400 FORMAT_ERROR for the Digest). Another TPP's payment does not exist for
+a TPP (A28): 404 RESOURCE_UNKNOWN in a path, 400 RESOURCE_UNKNOWN as a basket's paymentId."""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import replace
+from typing import Callable
+
+from conformance.client import Identity, PreparedRequest
+from validator.signing import SignableRequest, sign_request
+from validator.signing.digest import compute_digest
+from validator.signing.keyid import format_key_id
+
+from ..model import Expected, check
+from ..session import Session
+from .data import REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE, sepa_body
+
+OPERATION = "createSepaCreditTransfer"
+REFS = ("A8", "Signing")
+NO_DUPLICATE_CHECK = {"allowLogicalDuplicate": "true"}  # each request stands alone (A30)
+
+
+def _unsigned(session: Session, amount: str) -> PreparedRequest:
+    return session.client().prepare(OPERATION, body=sepa_body(amount), query=NO_DUPLICATE_CHECK, sign=False)
+
+
+def _sign(request: PreparedRequest, identity: Identity, *, at: _dt.datetime, headers=None,
+          body_known: bool = True) -> PreparedRequest:
+    signed = sign_request(SignableRequest(request.method, request.target, list(request.headers),
+                                          request.body if body_known else None),
+                          identity.key, identity.certificate, headers=headers, date=at)
+    return PreparedRequest(request.method, request.target, list(signed.headers), request.body)
+
+
+def _set(request: PreparedRequest, name: str, value: str) -> PreparedRequest:
+    headers = [(n, value if n.lower() == name.lower() else v) for n, v in request.headers]
+    return replace(request, headers=headers)
+
+
+def _header(request: PreparedRequest, name: str) -> str:
+    return next(v for n, v in request.headers if n.lower() == name.lower())
+
+
+def _refused(rule_hint: str, title: str, build: Callable[[Session, _dt.datetime], PreparedRequest],
+             *, at: Callable[[Session], _dt.datetime] | None = None) -> Callable[[Session], None]:
+    """A check sending one wrong request; the validator predicts the refusal (and must: else the check is wrong)."""
+    def run(session: Session) -> None:
+        now = session.now()
+        request = build(session, (at or (lambda s: now))(session))
+        expected, errors = session.predict(request, success=(201,), at=now)
+        if not errors:
+            raise RuntimeError(f"the validator accepts the request meant to break {rule_hint}: the check is wrong")
+        exchange = session.send(session.client(), request, OPERATION)
+        session.expect(exchange, expected, rule=errors[0].rule, ref=", ".join(REFS),
+                       message=f"{title}: expected {expected.describe()} ({expected.why}), "
+                               f"the target answered {exchange.answer.describe()}")
+    return run
+
+
+def unsigned(session: Session, at: _dt.datetime) -> PreparedRequest:
+    return _unsigned(session, "12.00")
+
+
+def tampered_body(session: Session, at: _dt.datetime) -> PreparedRequest:
+    request = _sign(_unsigned(session, "13.00"), session.identities.tpp, at=at)
+    return replace(request, body=request.body.replace(b'"13.00"', b'"93.00"'))
+
+
+def wrong_digest(session: Session, at: _dt.datetime) -> PreparedRequest:
+    unsigned_request = _unsigned(session, "14.00")
+    headers = list(unsigned_request.headers) + [("Digest", compute_digest(b'{"another":"body"}', "SHA-256"))]
+    return _sign(replace(unsigned_request, headers=headers), session.identities.tpp, at=at, body_known=False)
+
+
+def header_unsigned(session: Session, at: _dt.datetime) -> PreparedRequest:
+    return _sign(_unsigned(session, "15.00"), session.identities.tpp, at=at, headers=["date", "digest"])
+
+
+def algorithm_confusion(session: Session, at: _dt.datetime) -> PreparedRequest:
+    request = _sign(_unsigned(session, "16.00"), session.identities.tpp, at=at)
+    return _set(request, "Signature", re.sub(r'algorithm="[^"]*"', 'algorithm="hmac-sha256"', _header(request, "Signature")))
+
+
+def other_key_id(session: Session, at: _dt.datetime) -> PreparedRequest:
+    request = _sign(_unsigned(session, "17.00"), session.identities.tpp, at=at)
+    other = format_key_id(session.identities.other.certificate).replace('"', '\\"')
+    return _set(request, "Signature", re.sub(r'keyId="(?:[^"\\]|\\.)*"', lambda _m: f'keyId="{other}"',
+                                             _header(request, "Signature")))
+
+
+def expired_certificate(session: Session, at: _dt.datetime) -> PreparedRequest:
+    expired = Identity.generate("PSDNO-FSA-OBVALIDATE-A", not_before=at - _dt.timedelta(days=400),
+                                not_after=at - _dt.timedelta(days=1))
+    return _sign(_unsigned(session, "18.00"), expired, at=at)
+
+
+def stale_date(session: Session, at: _dt.datetime) -> PreparedRequest:
+    return _sign(_unsigned(session, "19.00"), session.identities.tpp, at=at)
+
+
+def _stale(session: Session) -> _dt.datetime:
+    return session.now() - session.profile.signature_date_window - _dt.timedelta(minutes=10)
+
+
+def replayed_signature(session: Session, at: _dt.datetime) -> PreparedRequest:
+    first = _sign(_unsigned(session, "20.00"), session.identities.tpp, at=at)
+    other_body = first.body.replace(b'"20.00"', b'"920.00"')
+    return replace(_set(first, "Digest", compute_digest(other_body, "SHA-256")), body=other_body)
+
+
+SIGNING_CHECKS = (
+    ("unsigned", "an unsigned request", unsigned, None),
+    ("tampered-body", "a body altered after signing", tampered_body, None),
+    ("wrong-digest", "a Digest (signed) that does not match the body", wrong_digest, None),
+    ("header-unsigned", "mandatory headers (X-Request-ID) left out of the signature", header_unsigned, None),
+    ("algorithm-confusion", "the Signature claims algorithm hmac-sha256", algorithm_confusion, None),
+    ("keyid-other-certificate", "keyId naming another TPP's certificate", other_key_id, None),
+    ("expired-certificate", "a certificate that expired yesterday", expired_certificate, None),
+    ("stale-date", "a Date outside the signature window", stale_date, _stale),
+    ("replayed-signature", "a signature replayed on another body (Digest recomputed)", replayed_signature, None),
+)
+for _id, _title, _build, _at in SIGNING_CHECKS:
+    check(f"security:{_id}", suite="security", title=_title, refs=REFS)(_refused(_id, _title, _build, at=_at))
+
+
+# ---------------------------------------------------------------- another TPP's payment (A28)
+FOREIGN = ("A28",)
+NOT_THERE = Expected((404,), ("RESOURCE_UNKNOWN",), "another TPP's payment does not exist (A28)")
+
+
+def _foreign_payment(session: Session) -> str | None:
+    owner = session.client("tpp")
+    created = session.call(owner, OPERATION, body=sepa_body("21.00"), query=NO_DUPLICATE_CHECK)
+    if created.answer.status not in (200, 201):
+        session.disagree(created, rule="security:foreign-payment", ref="A28", expected="201",
+                         message="the payment another TPP is to reach could not be created")
+        return None
+    return created.response.json().get("paymentId")
+
+
+@check("security:foreign-payment", suite="security", refs=FOREIGN,
+       title="another TPP's payment cannot be read, cancelled, authorised or put in a basket")
+def foreign_payment(session: Session) -> None:
+    pid = _foreign_payment(session)
+    if not pid:
+        return
+    intruder = session.client("other")
+    where = {**SEPA, "paymentId": pid}
+    for operation, options in (
+        ("getPaymentStatus", {}),
+        ("getPayment", {}),
+        ("startPaymentAuthorisation", {"headers": {"TPP-Redirect-URI": REDIRECT, "TPP-Session-ID": SESSION_ID}}),
+        ("deletePayment", {}),
+    ):
+        exchange = session.call(intruder, operation, path=where, **options)
+        session.expect(exchange, NOT_THERE, rule="security:foreign-payment", ref="A28",
+                       message=f"{operation} of another TPP's payment answered {exchange.answer.describe()}")
+    exchange = session.call(intruder, "createSigningBasket", body={"paymentIds": [pid]})
+    session.expect(exchange, UNKNOWN_REFERENCE, rule="security:foreign-payment", ref="A28",
+                   message=f"a basket of another TPP's payment answered {exchange.answer.describe()}")
+    owner = session.client("tpp")
+    status = session.call(owner, "getPaymentStatus", path=where)
+    if status.answer.status == 200 and status.response.json().get("transactionStatus") != "RCVD":
+        session.disagree(status, rule="security:foreign-payment", ref="A28", expected="RCVD",
+                         message="another TPP changed the payment: its status is "
+                                 f"{status.response.json().get('transactionStatus')}")

@@ -1,0 +1,449 @@
+"""The lifecycle of A23-A32 driven over HTTP: creation, authorisation through the SCA page (submitted as a browser
+would), batch runs, lack of funds, baskets, cancellation in each state, X-Request-ID replay, logical duplicates,
+pagination and concurrent creations. Expected answers come from the validator (basket rules with the payments the
+target holds as context; the basket's worst-case status, A2) and from the spec's data (``x-cancellation``,
+``x-sca-page``). Sandbox-only operations (batch runs, sandbox data) are used where the target has them; what needs
+them is "not exercised" elsewhere.
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+import threading
+import uuid
+from urllib.parse import parse_qs, urljoin, urlsplit
+
+import httpx
+
+from conformance.client import SignedClient
+from validator.context import Context, PaymentFacts
+
+from ..model import Expected, check
+from ..session import Exchange, Session
+from .data import (BULK, INGRID, KARI, NEARLY_EMPTY, PERIODIC, REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE,
+                   bulk_body, sandbox_resources, sepa_body)
+
+CREATED = Expected((201,), why="a creation answers 201 (Endpoints; A15)")
+OK = Expected((200,))
+AUTHORISE_HEADERS = {"TPP-Redirect-URI": REDIRECT, "TPP-Session-ID": SESSION_ID}
+DUPLICATES_ALLOWED = {"allowLogicalDuplicate": "true"}
+
+
+class Broken(Exception):
+    """A step the scenario depends on failed (already reported as a finding): stop the scenario."""
+
+
+def _json(exchange: Exchange) -> dict:
+    try:
+        value = exchange.response.json()
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def create(session: Session, client: SignedClient, operation: str, body: dict, *, check_id: str, ref: str,
+           **options) -> str:
+    """A payment created (201 RCVD, A23); its id."""
+    options.setdefault("query", DUPLICATES_ALLOWED)
+    exchange = session.call(client, operation, body=body, **options)
+    if not session.expect(exchange, CREATED, rule=check_id, ref=ref, message=f"{operation} answered "
+                          f"{exchange.answer.describe()}, not 201"):
+        if exchange.answer.status not in (200, 201):
+            raise Broken(operation)
+    created = _json(exchange)
+    if created.get("transactionStatus") != "RCVD":
+        session.disagree(exchange, rule=check_id, ref="A23", expected="transactionStatus RCVD",
+                         message=f"a new payment is {created.get('transactionStatus')!r}, not RCVD (A23)")
+    if not created.get("paymentId"):
+        raise Broken(operation)
+    return created["paymentId"]
+
+
+def sepa(session: Session, client: SignedClient, amount: str, check_id: str, **body) -> str:
+    """A SEPA payment from the fixed EUR account created (201 RCVD); its id."""
+    return create(session, client, "createSepaCreditTransfer", sepa_body(amount, **body), check_id=check_id,
+                  ref="A23")
+
+
+def status_of(session: Session, client: SignedClient, pid: str, where: dict = SEPA) -> dict:
+    exchange = session.call(client, "getPaymentStatus", path={**where, "paymentId": pid})
+    return _json(exchange) if exchange.answer.status == 200 else {}
+
+
+def expect_status(session: Session, client: SignedClient, pid: str, wanted: str, *, check_id: str, ref: str,
+                  where: dict = SEPA, why: str = "") -> dict:
+    exchange = session.call(client, "getPaymentStatus", path={**where, "paymentId": pid})
+    found = _json(exchange).get("transactionStatus")
+    if found != wanted:
+        session.disagree(exchange, rule=check_id, ref=ref, expected=f"transactionStatus {wanted}",
+                         message=f"payment {pid} is {found!r} {why}".strip())
+    return _json(exchange)
+
+
+# ---------------------------------------------------------------- the SCA page (A24), as a browser
+def sca_field(session: Session) -> str:
+    return session.spec.document["x-sca-page"]["post"]["fields"][0]
+
+
+def authorise(session: Session, client: SignedClient, pid: str, customer_number: str, *, check_id: str,
+              where: dict = SEPA) -> dict[str, list[str]]:
+    """Start the authorisation (201 with scaRedirect), read the SCA page and submit the form; the query of the 303
+    Location (psu-id / tpp-session-id, or message)."""
+    started = session.call(client, "startPaymentAuthorisation", path={**where, "paymentId": pid},
+                           headers=AUTHORISE_HEADERS)
+    if not session.expect(started, CREATED, rule=check_id, ref="A23",
+                          message=f"starting the authorisation answered {started.answer.describe()}"):
+        raise Broken("startPaymentAuthorisation")
+    return submit_sca(session, started, customer_number, check_id=check_id)
+
+
+def submit_sca(session: Session, started: Exchange, customer_number: str, *, check_id: str) -> dict[str, list[str]]:
+    href = (_json(started).get("_links", {}).get("scaRedirect") or {}).get("href")
+    if not href:
+        session.disagree(started, rule=check_id, ref="A24", expected="_links.scaRedirect.href",
+                         message="the authorisation has no scaRedirect link")
+        raise Broken("scaRedirect")
+    url = urljoin(session.base_url + "/", href)
+    with httpx.Client(follow_redirects=False, timeout=30) as browser:
+        page = browser.get(url)
+        field = sca_field(session)
+        form = re.search(r'<form[^>]*action="([^"]*)"', page.text or "")
+        if page.status_code != 200 or not page.headers.get("content-type", "").startswith("text/html") or not form \
+                or f'name="{field}"' not in page.text:
+            session.disagree(None, rule=check_id, ref="A24", expected=f"200 text/html with a form field {field}",
+                             message=f"the SCA page {url} answered {page.status_code} without the form",
+                             operation="sca-page")
+            raise Broken("sca page")
+        action = urljoin(url, html.unescape(form.group(1)))
+        answer = browser.post(action, content=f"{field}={customer_number}".encode(),
+                              headers={"Content-Type": "application/x-www-form-urlencoded"})
+    location = answer.headers.get("location", "")
+    if answer.status_code != 303 or not location.startswith(REDIRECT.split("?")[0]):
+        session.disagree(None, rule=check_id, ref="A24", expected="303 to the TPP-Redirect-URI",
+                         message=f"submitting the SCA form answered {answer.status_code} {location!r}",
+                         operation="sca-page")
+        raise Broken("sca form")
+    return parse_qs(urlsplit(location).query)
+
+
+def batch_run(session: Session, client: SignedClient) -> dict:
+    exchange = session.require(client, "runSandboxBatch", body=None)
+    return _json(exchange)
+
+
+def scenario(check_id: str, *, title: str, refs: tuple[str, ...]):
+    """Register a scenario; a failed step it depends on ends it (the finding is already recorded)."""
+    def register(function):
+        def run(session: Session) -> None:
+            try:
+                function(session, check_id)
+            except Broken:
+                pass
+        check(check_id, suite="stateful", title=title, refs=refs)(run)
+        return function
+    return register
+
+
+# ---------------------------------------------------------------- scenarios
+@scenario("stateful:lifecycle", title="create, status, detail, SCA over HTTP, PDNG, batch run, ACSC, booking",
+          refs=("A3", "A4", "A23", "A24", "A25", "A32", "States and transitions"))
+def lifecycle(session: Session, check_id: str) -> None:
+    tpp = session.client()
+    text = f"obvalidate lifecycle {session.seed}"
+    pid = sepa(session, tpp, "31.00", check_id, text=text)
+    expect_status(session, tpp, pid, "RCVD", check_id=check_id, ref="A23")
+    detail = session.call(tpp, "getPayment", path={**SEPA, "paymentId": pid})
+    session.expect(detail, OK, rule=check_id, ref="A3", message=f"the payment detail answered {detail.answer.describe()}")
+    redirect = authorise(session, tpp, pid, KARI, check_id=check_id)
+    if "psu-id" not in redirect:
+        session.disagree(None, rule=check_id, ref="A24", expected="psu-id in the redirect",
+                         message=f"the owner of the debtor account was not authorised: {redirect}", operation="sca-page")
+    expect_status(session, tpp, pid, "PDNG", check_id=check_id, ref="A24", why="after a successful SCA")
+    tpp_run = batch_run(session, tpp)
+    if pid not in tpp_run.get("executed", []):
+        session.disagree(None, rule=check_id, ref="A25", expected=f"{pid} executed",
+                         message=f"the batch run did not execute the PDNG payment: {tpp_run}", operation="runSandboxBatch")
+    expect_status(session, tpp, pid, "ACSC", check_id=check_id, ref="A25", why="after the batch run")
+    booked = []
+    for account in sandbox_resources(session).accounts:
+        listed = session.call(tpp, "listSandboxAccountTransactions", path={"mockAccountId": account})
+        if listed.answer.status == 200 and isinstance(listed.response.json(), list):
+            booked += [t for t in listed.response.json() if t.get("remittanceInformationUnstructured") == text]
+    if len(booked) != 1:
+        session.disagree(None, rule=check_id, ref="A25", expected="one booked transaction on the debtor account",
+                         message=f"{len(booked)} transactions carry the payment's remittance {text!r}",
+                         operation="listSandboxAccountTransactions")
+
+
+@scenario("stateful:lack-of-funds", title="lack of funds: RJCT, fundsAvailable false, PAYMENT_FAILED, never 500",
+          refs=("A24", "Errors 4"))
+def lack_of_funds(session: Session, check_id: str) -> None:
+    tpp = session.client()
+    pid = create(session, tpp, "createBulkPayment", bulk_body("100.00", debtor=NEARLY_EMPTY, text="Tomt"),
+                 check_id=check_id, ref="A23")
+    authorise(session, tpp, pid, INGRID, check_id=check_id, where=BULK)
+    status = expect_status(session, tpp, pid, "RJCT", check_id=check_id, ref="A24", where=BULK,
+                           why="after an SCA without funds")
+    if status and status.get("fundsAvailable") is not False:
+        session.disagree(None, rule=check_id, ref="A24", expected="fundsAvailable false",
+                         message=f"fundsAvailable is {status.get('fundsAvailable')!r}", operation="getPaymentStatus")
+    again = session.call(tpp, "startPaymentAuthorisation", path={**BULK, "paymentId": pid}, headers=AUTHORISE_HEADERS)
+    session.expect(again, Expected((400,), ("PAYMENT_FAILED",)), rule=check_id, ref="A24, Errors 4",
+                   message=f"authorising a payment rejected for lack of funds answered {again.answer.describe()}")
+
+
+def _facts(session: Session, client: SignedClient, ids: dict[str, dict]) -> Context:
+    """The payments a basket names as the target reports them, for the validator's basket rules."""
+    payments = {}
+    for pid, where in ids.items():
+        status = status_of(session, client, pid, where).get("transactionStatus", "RCVD")
+        payments[pid] = PaymentFacts(where["payment-service"], where["payment-product"], status)
+    return Context(payments=payments)
+
+
+def basket(session: Session, client: SignedClient, ids: dict[str, dict], *, check_id: str, ref: str) -> Exchange:
+    """Create a basket of ``ids``; the validator, knowing the payments, predicts the answer."""
+    context = _facts(session, client, ids)
+    request = client.prepare("createSigningBasket", body={"paymentIds": list(ids)})
+    expected, errors = session.predict(request, success=(201,), context=context)
+    exchange = session.send(client, request, "createSigningBasket")
+    session.expect(exchange, expected, rule=errors[0].rule if errors else check_id, ref=ref,
+                   message=f"a basket of {len(ids)} payments: expected {expected.describe()} ({expected.why}), "
+                           f"the target answered {exchange.answer.describe()}")
+    if exchange.answer.status == 201:
+        _worst_case(session, exchange, context, check_id)
+    return exchange
+
+
+def _worst_case(session: Session, exchange: Exchange, context: Context, check_id: str) -> None:
+    """A2: the basket's status is the worst case of its payments (the validator's basket-status-worst-case rule
+    with the payments as context), at creation and from the status operation."""
+    v = session.validator_at(session.now(), context)
+    basket_id = _json(exchange).get("basketId")
+    answers = [(exchange, "signing-basket-response")]
+    if basket_id:
+        answers.append((session.call(session.client(), "getSigningBasketStatus", path={"basketId": basket_id}),
+                        "signing-basket-status"))
+    for answer, kind in answers:
+        if answer.answer.status != 200 and answer is not exchange:
+            continue
+        findings = [f for f in v.validate_bytes(answer.response.content, kind).findings
+                    if f.rule == "basket-status-worst-case"]
+        session.exercised_rules.add("basket-status-worst-case")
+        for f in findings:
+            session.disagree(answer, rule=f.rule, ref=f.ref or "A2", expected="the worst case of its payments",
+                             message=f.message)
+
+
+@scenario("stateful:basket-worst-case", title="a basket's status is the worst case of its payments",
+          refs=("A2", "A1"))
+def basket_worst_case(session: Session, check_id: str) -> None:
+    tpp = session.client()
+    authorised = sepa(session, tpp, "41.00", check_id)
+    waiting = sepa(session, tpp, "42.00", check_id)
+    authorise(session, tpp, authorised, KARI, check_id=check_id)
+    basket(session, tpp, {authorised: SEPA, waiting: SEPA}, check_id=check_id, ref="A2")
+
+
+@scenario("stateful:basket-size", title="a basket holds at most 10 payments", refs=("Limits", "A1"))
+def basket_size(session: Session, check_id: str) -> None:
+    tpp = session.client()
+    ids = {sepa(session, tpp, f"{50 + i}.00", check_id): SEPA for i in range(11)}
+    basket(session, tpp, dict(list(ids.items())[:10]), check_id=check_id, ref="Limits")
+    basket(session, tpp, ids, check_id=check_id, ref="Limits")
+
+
+@scenario("stateful:basket-reference-mix", title="bulk and periodic payments cannot be in a basket",
+          refs=("A1", "Errors"))
+def basket_reference_mix(session: Session, check_id: str) -> None:
+    tpp = session.client()
+    single = sepa(session, tpp, "61.00", check_id)
+    bulk = create(session, tpp, "createBulkPayment", bulk_body("62"), check_id=check_id, ref="A23")
+    basket(session, tpp, {single: SEPA, bulk: BULK}, check_id=check_id, ref="A1")
+    periodic_body = {**bulk_body("63")["payments"][0], "debtorAccount": bulk_body("63")["debtorAccount"],
+                     "startDate": session.today().isoformat(), "frequency": "Monthly"}
+    periodic = session.call(tpp, "createPeriodicPayment", body=periodic_body, query=DUPLICATES_ALLOWED)
+    if periodic.answer.status == 201:
+        basket(session, tpp, {single: SEPA, _json(periodic)["paymentId"]: PERIODIC}, check_id=check_id, ref="A31")
+
+
+def _cancellation(session: Session) -> dict:
+    return session.spec.operation("deletePayment").raw["x-cancellation"]
+
+
+@scenario("stateful:cancellation", title="cancellation in each state (RCVD 204 then CANC; otherwise 409)",
+          refs=("A5", "A27"))
+def cancellation(session: Session, check_id: str) -> None:
+    rule = _cancellation(session)
+    refused = Expected((rule["refused"]["status"],), (rule["refused"]["code"],), "A5, A27")
+    tpp = session.client()
+
+    def delete(pid: str, state: str) -> None:
+        wanted = Expected((204, 202)) if state in rule["cancellable"] else refused
+        exchange = session.call(tpp, "deletePayment", path={**SEPA, "paymentId": pid})
+        session.expect(exchange, wanted, rule=check_id, ref="A5, A27",
+                       message=f"deleting a {state} payment answered {exchange.answer.describe()}, "
+                               f"expected {wanted.describe()}")
+        if state in rule["cancellable"] and exchange.answer.status == 204:
+            expect_status(session, tpp, pid, rule["becomes"], check_id=check_id, ref="A27", why="after deletion")
+
+    received = sepa(session, tpp, "71.00", check_id)
+    delete(received, "RCVD")
+    delete(received, rule["becomes"])
+    pending = sepa(session, tpp, "72.00", check_id)
+    authorise(session, tpp, pending, KARI, check_id=check_id)
+    delete(pending, "PDNG")
+    rejected = sepa(session, tpp, "73.00", check_id)
+    authorise(session, tpp, rejected, INGRID, check_id=check_id)  # not the debtor account's owner: RJCT (A24)
+    delete(rejected, "RJCT")
+    batch_run(session, tpp)  # executes the PDNG one (sandbox only)
+    delete(pending, "ACSC")
+
+
+@scenario("stateful:request-id-replay", title="a repeated X-Request-ID answers the first response; another request "
+          "with it is 409", refs=("A29", "A17"))
+def request_id_replay(session: Session, check_id: str) -> None:
+    tpp = session.client()
+    request_id = str(uuid.UUID(int=session.seed * 7919 + 29))
+    headers = {"X-Request-ID": request_id}
+    body = sepa_body("81.00")
+    first = session.call(tpp, "createSepaCreditTransfer", body=body, headers=headers)
+    again = session.call(tpp, "createSepaCreditTransfer", body=body, headers=headers)
+    if (first.answer.status, _json(first)) != (again.answer.status, _json(again)):
+        session.disagree(again, rule=check_id, ref="A29", expected=f"the first response again ({first.answer.describe()} "
+                         f"{_json(first).get('paymentId')})", message="the repeated request was answered differently "
+                         f"(paymentId {_json(again).get('paymentId')!r})")
+    other = session.call(tpp, "createSepaCreditTransfer", body=sepa_body("82.00"), headers=headers)
+    session.expect(other, Expected((409,), ("CONFLICT",)), rule=check_id, ref="A29",
+                   message=f"another request with a used X-Request-ID answered {other.answer.describe()}")
+
+
+@scenario("stateful:logical-duplicate", title="a logical duplicate is 409 unless allowLogicalDuplicate=true",
+          refs=("A30",))
+def logical_duplicate(session: Session, check_id: str) -> None:
+    tpp = session.client()
+    body = sepa_body("91.00", text=f"duplicate {session.seed}")
+    create(session, tpp, "createSepaCreditTransfer", body, check_id=check_id, ref="A23", query={})
+    duplicate = session.call(tpp, "createSepaCreditTransfer", body=body)
+    session.expect(duplicate, Expected((409,), ("CONFLICT",)), rule=check_id, ref="A30",
+                   message=f"a logical duplicate answered {duplicate.answer.describe()}")
+    allowed = session.call(tpp, "createSepaCreditTransfer", body=body, query=DUPLICATES_ALLOWED)
+    session.expect(allowed, CREATED, rule=check_id, ref="A30",
+                   message=f"a duplicate with allowLogicalDuplicate=true answered {allowed.answer.describe()}")
+
+
+def _pages(session: Session, client: SignedClient, operation: str, path: dict, query: dict, size: int,
+           items) -> list | None:
+    everything = session.call(client, operation, path=path, query=query)
+    if everything.answer.status != 200:
+        return None
+    whole = items(everything.response.json())
+    pages, offset = [], 0
+    while offset <= len(whole):
+        page = session.call(client, operation, path=path, query={**query, "offset": str(offset), "limit": str(size)})
+        if page.answer.status != 200:
+            return None
+        pages.extend(items(page.response.json()))
+        offset += size
+    return [whole, pages]
+
+
+def _compare_pages(session: Session, check_id: str, operation: str, found: list | None) -> None:
+    if found is None:
+        return
+    whole, pages = found
+    if pages != whole:
+        extra = len(pages) - len(whole)
+        missing = sum(1 for t in whole if t not in pages)
+        session.disagree(None, rule=check_id, ref="A22", expected=f"pages concatenating to the {len(whole)} items "
+                         "of the unpaged list", message=f"{operation}: the pages hold {len(pages)} items "
+                         f"({missing} missing, {max(extra + missing, 0)} repeated or extra)", operation=operation)
+
+
+@scenario("stateful:pagination", title="card and account transactions: pages concatenate, no duplicates, no gaps; "
+          "fromDate/toDate filter", refs=("A22", "A14", "A32"))
+def pagination(session: Session, check_id: str) -> None:
+    tpp = session.client()
+    resources = sandbox_resources(session)
+    today = session.today()
+    days = [(today.replace(day=1) if today.day > 1 else today).isoformat(), today.isoformat()]
+    card = {"mockCardAccountId": resources.card_account}
+    # the spec's example item, dated this month and today, six times with distinct ids
+    example = json.loads(tpp.prepare("createSandboxCardTransactions", path=card, sign=False).body)[0]
+    items = [{**example, "bookingDate": day, "transactionDate": day, "cardTransactionId": f"OBV-{session.seed}-{i}"}
+             for i, day in enumerate(days * 3)]
+    created = session.require(tpp, "createSandboxCardTransactions", path=card, body=items)
+    session.expect(created, CREATED, rule=check_id, ref="A15",
+                   message=f"creating card transactions answered {created.answer.describe()}")
+
+    def booked(value) -> list:
+        return (value.get("cardTransactions") or {}).get("booked") or [] if isinstance(value, dict) else []
+
+    _compare_pages(session, check_id, "listSandboxCardTransactions",
+                   _pages(session, tpp, "listSandboxCardTransactions", card, {"bookingStatus": "booked"}, 2, booked))
+    account = {"mockAccountId": resources.account}
+    _compare_pages(session, check_id, "listSandboxAccountTransactions",
+                   _pages(session, tpp, "listSandboxAccountTransactions", account, {}, 1,
+                          lambda v: v if isinstance(v, list) else []))
+    window = session.call(tpp, "listSandboxCardTransactions", path=card,
+                          query={"bookingStatus": "booked", "fromDate": today.isoformat(), "toDate": today.isoformat()})
+    outside = [t for t in booked(window.response.json() if window.answer.status == 200 else {})
+               if t.get("bookingDate") != today.isoformat()]
+    if window.answer.status != 200 or outside:
+        session.disagree(window, rule=check_id, ref="A22", expected=f"only transactions booked on {today}",
+                         message=f"fromDate/toDate={today}: {len(outside)} transactions outside the window")
+
+
+@scenario("stateful:concurrent-creations", title="every 201 under concurrent load is stored exactly once",
+          refs=("Endpoints", "A23"))
+def concurrent_creations(session: Session, check_id: str, clients: int = 8, each: int = 4) -> None:
+    created: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def work(n: int) -> None:
+        client = session.client()
+        for i in range(each):
+            amount = f"{n + 1}.{i + 10:02d}"
+            exchange = session.call(client, "createSepaCreditTransfer", body=sepa_body(amount), query=DUPLICATES_ALLOWED)
+            if exchange.answer.status == 201:
+                with lock:
+                    created.append((_json(exchange).get("paymentId"), amount))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ids = [pid for pid, _a in created]
+    if len(set(ids)) != len(ids):
+        session.disagree(None, rule=check_id, ref="Endpoints", expected="a distinct paymentId per 201",
+                         message=f"{len(ids) - len(set(ids))} of {len(ids)} concurrent creations got a paymentId "
+                                 "another creation got too", operation="createSepaCreditTransfer")
+    reader = session.client()
+    for pid, amount in created:
+        detail = session.call(reader, "getPayment", path={**SEPA, "paymentId": pid})
+        stored = (_json(detail).get("instructedAmount") or {}).get("amount")
+        if detail.answer.status != 200 or stored is None or float(stored) != float(amount):
+            session.disagree(detail, rule=check_id, ref="Endpoints", expected=f"the payment of {amount} EUR",
+                             message=f"payment {pid} created with {amount} EUR reads back as {stored!r}")
+            break
+
+
+
+@scenario("stateful:basket-ids", title="a basket's paymentIds: no repeats, each a payment of this TPP",
+          refs=("A1", "A28"))
+def basket_ids(session: Session, check_id: str) -> None:
+    tpp = session.client()
+    pid = sepa(session, tpp, "64.00", check_id)
+    context = _facts(session, tpp, {pid: SEPA})
+    request = tpp.prepare("createSigningBasket", body={"paymentIds": [pid, pid]})
+    expected, errors = session.predict(request, success=(201,), context=context)
+    exchange = session.send(tpp, request, "createSigningBasket")
+    session.expect(exchange, expected, rule=errors[0].rule if errors else check_id, ref="A1",
+                   message=f"a basket with the same paymentId twice: expected {expected.describe()} "
+                           f"({expected.why}), the target answered {exchange.answer.describe()}")
+    # An id that never existed is 400 RESOURCE_UNKNOWN (A28); the validator only warns, as its context may be partial.
+    never = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid, "enc!!b2J2YWxpZGF0ZS1ub25l"]})
+    session.expect(never, UNKNOWN_REFERENCE, rule=check_id, ref="A28",
+                   message=f"a basket with an id that never existed answered {never.answer.describe()}")

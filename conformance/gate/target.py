@@ -1,0 +1,72 @@
+"""The implementation under test: a base URL, or the bundled reference sandbox started on a free loopback port with
+a fresh in-memory database (the fixed test data of A32)."""
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from typing import Iterable, Iterator
+
+import httpx
+
+REFERENCE = "reference"
+START_TIMEOUT = 20.0
+
+
+class ReferenceServer:
+    """The reference sandbox served by uvicorn on a thread (loopback, a free port)."""
+
+    def __init__(self, *, faults: Iterable[str] = (), profile=None) -> None:
+        import uvicorn
+
+        from conformance.sandbox import Sandbox, create_app
+
+        self.sandbox = Sandbox.create(faults=tuple(faults), profile=profile)
+        self.app = create_app(self.sandbox)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="error",
+                                                    access_log=False, lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, name="obvalidate-reference", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "ReferenceServer":
+        self.thread.start()
+        deadline = time.monotonic() + START_TIMEOUT
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the reference sandbox did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sandbox.store.close()
+
+
+@contextlib.contextmanager
+def serving(target: str, *, faults: Iterable[str] = (), profile=None) -> Iterator[str]:
+    """The base URL of ``target``: the reference sandbox started for the run, or the URL given."""
+    if target != REFERENCE:
+        yield target.rstrip("/")
+        return
+    server = ReferenceServer(faults=faults, profile=profile).start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def reachable(base_url: str, timeout: float = 10.0) -> str | None:
+    """None when something answers HTTP at ``base_url``, else why not."""
+    try:
+        httpx.get(base_url + "/", timeout=timeout)
+    except httpx.HTTPError as exc:
+        return f"{base_url} is not reachable: {type(exc).__name__}: {exc}"
+    return None
