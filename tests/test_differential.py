@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 
 from conformance.generate import covered_kinds, valid_payloads
 from conformance.mutations import MUTATION_CASES, MUTATIONS, Mutant, mutate, set_at
+from validator import Validator
 from validator.context import Context
-from validator.engine import Validator, plan_for
+from validator.engine import plan_for
 from validator.findings import ERROR
 from validator.rules import catalogue
 from validator.schema import FORMAT_CHECKER, bundled_schema, detail_validator_class

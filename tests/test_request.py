@@ -10,9 +10,11 @@ from cryptography.hazmat.primitives import serialization
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import validator
+from validator import Validator
 from validator.checks.identity import norwegian_identity_control_digits
 from validator.context import Profile
-from validator.engine import Validator
+from validator.engine import PayloadValidator
 from validator.findings import Finding
 from validator.request.build import build_request
 from validator.request.message import HttpRequest
@@ -21,7 +23,7 @@ from validator.request.resolve import resolve_operation
 from validator.request.shape import REQUEST_KIND, looks_like_envelope
 from validator.request.sign import RequestError, keygen, sign_envelope
 from validator.signing import SIGNATURE_RULES, generate_test_identity
-from validator.spec import as_tuple, load_spec
+from validator.spec import SpecError, as_tuple, load_spec
 
 SPEC = load_spec()
 NOW = dt.datetime(2026, 7, 1, 10, 0, tzinfo=dt.timezone.utc)
@@ -558,6 +560,18 @@ def test_kind_detection_and_entry_points(identity, tmp_path):
     # a body kind is still detected as before
     assert v.validate(json.loads(env["body"])).kind == "signing-basket"
 
+
+def test_requests_are_routed_above_the_payload_engine(identity, tmp_path):
+    """The payload engine knows no kind ``request``; the public entry points route requests, JSONL lines included."""
+    env = signed(identity, "createSigningBasket")
+    engine = PayloadValidator(now=NOW)
+    with pytest.raises(SpecError, match="unknown kind 'request'"):
+        engine.validate(env, REQUEST_KIND)
+    assert engine.validate(env).kind != REQUEST_KIND
+    lines = tmp_path / "mixed.jsonl"
+    lines.write_text(json.dumps(env) + "\n" + env["body"] + "\n")
+    assert [r.kind for r in validator.validate_file(lines)] == [REQUEST_KIND, "signing-basket"]
+    assert validator.validate(env).kind == validator.validate_bytes(to_http(env)).kind == REQUEST_KIND
 
 def test_duplicate_keys_in_a_json_envelope_are_reported(identity):
     env = signed(identity, "listSandboxCustomers")

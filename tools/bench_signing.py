@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 def whole_request(key, cert, runs: int) -> None:
     """The same machine's cost of validating a whole signed request (kind "request": parse, resolve,
     headers, query, body rules, Digest, signature) next to verify_request alone."""
-    from validator.engine import Validator
+    from validator import Validator
     from validator.request.build import build_request
     from validator.request.sign import sign_envelope
     from cryptography.hazmat.primitives import serialization

@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from validator import Validator  # noqa: E402
 from validator.checks.accounts import norwegian_bban_check_digit  # noqa: E402
 from validator.checks.kid import kid_check_digit_mod10  # noqa: E402
-from validator.engine import Validator  # noqa: E402
 from validator.rules.examples import spec_example  # noqa: E402
 from validator.schema import FORMAT_CHECKER, bundled_schema  # noqa: E402
 from validator.spec import load_spec  # noqa: E402

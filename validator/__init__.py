@@ -15,9 +15,9 @@ __all__ = ["__version__", "validate", "validate_bytes", "validate_file", "Valida
 def __getattr__(name: str):
     # Lazy: `obvalidate --version` and the CLI's cold start should not pay for every import.
     if name in ("validate", "validate_bytes", "validate_file", "Validator"):
-        from . import engine
+        from . import api
 
-        return getattr(engine, name)
+        return getattr(api, name)
     if name in ("Report", "Finding"):
         from . import findings
 

@@ -163,7 +163,7 @@ _WORKER = None
 
 def _make_validator(settings: dict):
     from .context import Context, Profile
-    from .engine import Validator
+    from .api import Validator
 
     profile = Profile.load(settings["profile"]) if settings.get("profile") else None
     context = Context.load(settings["context"]) if settings.get("context") else None

@@ -1,4 +1,7 @@
-"""Load → schema → rules → findings: the one path that decides whether a payload is valid."""
+"""Load → schema → rules → findings: the one path that decides whether a payload is valid.
+
+The payload engine knows nothing of whole HTTP requests: :mod:`validator.api` sits above it and routes kind
+``request`` to :mod:`validator.request.checker`, which is handed the engine for the body."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .request import shape as _request_shape
 from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, today_in_oslo
 from .findings import ERROR, Finding, Report
@@ -84,8 +86,9 @@ def plan_for(spec: Spec, kind_name: str) -> _Plan:
     return plan
 
 
-class Validator:
-    """Validation with one spec, profile and context; reuse it for many payloads."""
+class PayloadValidator:
+    """Payload validation with one spec, profile and context; reuse it for many payloads. The public
+    :class:`validator.Validator` (validator/api.py) adds whole requests."""
 
     def __init__(
         self,
@@ -111,11 +114,6 @@ class Validator:
 
     # ---- entry points ----
     def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
-        # ---- kind "request": a whole HTTP request (validator/request/checker.py) ----
-        if kind == _request_shape.REQUEST_KIND or (kind is None and _request_shape.looks_like_envelope(payload)):
-            from .request.checker import check_request
-
-            return check_request(self, payload, source=source)
         findings: list[Finding] = []
         candidates: tuple[str, ...] = ()
         if kind is None:
@@ -132,21 +130,16 @@ class Validator:
         return report
 
     def validate_bytes(self, data: bytes, kind: str | None = None, *, source: str = "<bytes>") -> Report:
-        if kind == _request_shape.REQUEST_KIND or (kind is None and _request_shape.looks_like_http(data)):
-            from .request.checker import check_request_bytes
-
-            return check_request_bytes(self, data, source=source)
         loaded = load_json_bytes(data, max_bytes=self.max_bytes)
         report = self._from_loaded(loaded, kind, source)
-        if report.kind != _request_shape.REQUEST_KIND and any(f.line is None for f in report.findings):
+        # Only a payload report points into this text (a subclass's whole-request report points into the request).
+        if (report.kind is None or report.kind in self.spec.kinds) and any(f.line is None for f in report.findings):
             _add_positions(report, data)
         return report
 
     def validate_path(self, path: str | Path, kind: str | None = None) -> list[Report]:
         """A JSON file gives one report; a .jsonl file one report per non-blank line."""
         path = Path(path)
-        if path.suffix == ".http" and kind is None:
-            kind = _request_shape.REQUEST_KIND
         size = path.stat().st_size
         if size > self.max_bytes and path.suffix != ".jsonl":
             return [self.too_large(str(path), f"the file is {size:,} bytes; the limit is {self.max_bytes:,} bytes (--max-bytes)")]
@@ -341,33 +334,3 @@ def _parse_now(value: _dt.datetime | str) -> _dt.datetime:
 
 def _finding_order(f: Finding) -> tuple:
     return (tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in f.pointer.split("/")), f.rule)
-
-
-# ---- module-level conveniences ----
-def validate(
-    payload: Any,
-    kind: str | None = None,
-    *,
-    context: Context | dict | None = None,
-    profile: Profile | dict | None = None,
-    today: _dt.date | str | None = None,
-    source: str = "<payload>",
-) -> Report:
-    """Validate one decoded JSON payload as ``kind`` (detected from its shape when None)."""
-    return _validator(context, profile, today).validate(payload, kind, source=source)
-
-
-def validate_bytes(data: bytes, kind: str | None = None, *, context=None, profile=None, today=None, source: str = "<bytes>") -> Report:
-    return _validator(context, profile, today).validate_bytes(data, kind, source=source)
-
-
-def validate_file(path: str | Path, kind: str | None = None, *, context=None, profile=None, today=None) -> list[Report]:
-    return _validator(context, profile, today).validate_path(path, kind)
-
-
-def _validator(context, profile, today) -> Validator:
-    if isinstance(context, dict):
-        context = Context.from_mapping(context)
-    if isinstance(profile, dict):
-        profile = Profile.from_mapping(profile)
-    return Validator(context=context, profile=profile, today=today)

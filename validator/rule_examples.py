@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from .context import Context
-from .engine import Validator
+from .api import Validator
 from .request.examples import materialize_example
 from .request.shape import REQUEST_KIND
 from .rules import Example, Rule

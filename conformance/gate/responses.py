@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from validator.engine import Validator
+from validator import Validator
 from validator.findings import ERROR
 from validator.request import resolve_operation
 from validator.spec import Spec

@@ -22,7 +22,7 @@ import httpx
 
 from conformance.client import Identity, PreparedRequest, SignedClient
 from validator.context import Context, Profile
-from validator.engine import Validator
+from validator import Validator
 from validator.findings import ERROR, Finding as ValidatorFinding
 from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
 from validator.rules import catalogue

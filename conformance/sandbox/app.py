@@ -27,7 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from validator.context import DEFAULT_PROFILE, Context, PaymentFacts, Profile
-from validator.engine import Validator
+from validator import Validator
 from validator.findings import ERROR, Finding
 from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
 from validator.spec import Operation, Spec, load_spec

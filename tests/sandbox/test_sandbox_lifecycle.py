@@ -243,7 +243,7 @@ def test_periodic_payment_is_authorised_but_never_executed_by_batch(tpp, browser
 
 def _validator_refuses(sandbox, **extra) -> bool:
     """Whether the validator has the A31 rule yet (the sandbox's request check is the validator's)."""
-    from validator.engine import Validator
+    from validator import Validator
 
     return not Validator(today=TODAY).validate(periodic_body(sandbox, **extra), "periodic-payment").valid
 

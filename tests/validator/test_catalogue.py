@@ -92,7 +92,7 @@ VALIDATION_KEYWORDS = {
 
 def test_profile_can_switch_a_rule_off_and_promote_a_warning():
     from validator.context import Profile
-    from validator.engine import Validator
+    from validator import Validator
     from validator.rule_examples import materialize
 
     rule = catalogue()["bban-check-digit"]
@@ -106,7 +106,7 @@ def test_profile_can_switch_a_rule_off_and_promote_a_warning():
 
 def test_profile_exact_amount_digits():
     from validator.context import Profile
-    from validator.engine import Validator
+    from validator import Validator
     from validator.rules.examples import spec_example
 
     payload = spec_example(SPEC, "createSepaCreditTransfer request minimal")  # "49.5" EUR

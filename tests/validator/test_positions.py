@@ -6,7 +6,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from validator.engine import Validator
+from validator import Validator
 from validator.findings import pointer as make_pointer, walk_json
 from validator.positions import pointer_offset, pointer_position
 

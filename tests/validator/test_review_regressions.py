@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from document import reference_path
 from validator.cli import main
 from validator.context import ConfigError, Context, Profile
-from validator.engine import Validator
+from validator import Validator
 from validator.rules import catalogue
 from validator.rules.examples import spec_example
 from validator.spec import load_spec

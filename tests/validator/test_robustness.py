@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from validator.cli import main
-from validator.engine import Validator
+from validator import Validator
 from validator.findings import Finding
 from validator.spec import load_spec
 

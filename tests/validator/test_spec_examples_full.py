@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from validator.engine import Validator
+from validator import Validator
 from validator.spec import load_spec
 
 SPEC = load_spec()

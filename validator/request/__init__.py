@@ -12,8 +12,8 @@ import-linter contract ``request-layers`` in pyproject.toml):
 * :mod:`.message` -- the request model (:class:`HttpRequest`), problems, finding pointers. :mod:`.shape` --
   recognising a request input (envelope or ``.http``) without importing the rest.
 
-The package never imports :mod:`validator.engine`: the engine dispatches kind ``request`` to :mod:`.checker` and
-passes itself in. Names load lazily (the CLI's cold start, cryptography).
+The package never imports :mod:`validator.engine`, nor does the engine import it: :mod:`validator.api`, above
+both, routes kind ``request`` to :mod:`.checker` and hands it the payload engine. Names load lazily (the CLI's cold start, cryptography).
 """
 from __future__ import annotations
 

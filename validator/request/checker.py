@@ -2,9 +2,10 @@
 check headers (:mod:`.headers`), query (:mod:`.query`) and body, and verify Digest / Signature /
 TPP-Signature-Certificate with :func:`validator.signing.verify_request`.
 
-The body is checked by the payload engine the caller hands in (a :class:`validator.engine.Validator`), which also
-gives every finding the profile's severity, code and status; this module never imports the engine, so imports run
-one way: the engine dispatches kind ``request`` here and passes itself along.
+The body is checked by the payload engine the caller hands in (the public :class:`validator.Validator`, a
+:class:`validator.engine.PayloadValidator`), which also gives every finding the profile's severity, code and
+status; this module never imports the engine nor the caller, so imports run one way: :mod:`validator.api` routes
+kind ``request`` here and passes itself along.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from .shape import REQUEST_KIND, looks_like_http
 
 
 class PayloadEngine(Protocol):
-    """What the whole-request check uses of the payload engine it is handed (:class:`validator.engine.Validator`)."""
+    """What the whole-request check uses of the payload engine it is handed (:class:`validator.engine.PayloadValidator`)."""
 
     spec: Spec
     profile: Profile

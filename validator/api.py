@@ -1,0 +1,73 @@
+"""The public validator: payloads go to the payload engine (:mod:`validator.engine`), whole HTTP requests (kind
+``request``: a JSON envelope or a raw ``.http`` file) to :mod:`validator.request.checker`, which is handed this
+validator for the body. It sits above both, so neither the engine nor the request checks import the other's caller.
+
+    >>> from validator import Validator
+    >>> Validator().validate({"paymentIds": ["a"]}, "signing-basket").valid
+    True
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import Any
+
+from .context import Context, Profile
+from .engine import PayloadValidator
+from .findings import Report
+from .request.shape import REQUEST_KIND, looks_like_envelope, looks_like_http
+
+
+class Validator(PayloadValidator):
+    """Validation of payloads and whole requests with one spec, profile, context and clock; reuse it for many inputs.
+    Without a kind, an envelope (method, path, headers) or bytes starting with a request line are a request."""
+
+    def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
+        if kind == REQUEST_KIND or (kind is None and looks_like_envelope(payload)):
+            from .request.checker import check_request  # lazily: cryptography is not on the payload path
+
+            return check_request(self, payload, source=source)
+        return super().validate(payload, kind, source=source)
+
+    def validate_bytes(self, data: bytes, kind: str | None = None, *, source: str = "<bytes>") -> Report:
+        if kind == REQUEST_KIND or (kind is None and looks_like_http(data)):
+            from .request.checker import check_request_bytes
+
+            return check_request_bytes(self, data, source=source)
+        return super().validate_bytes(data, kind, source=source)  # a JSON envelope comes back through validate
+
+    def validate_path(self, path: str | Path, kind: str | None = None) -> list[Report]:
+        """A JSON file gives one report, a .jsonl file one report per non-blank line, a .http file a request's."""
+        if kind is None and Path(path).suffix == ".http":
+            kind = REQUEST_KIND
+        return super().validate_path(path, kind)
+
+
+# ---- module-level conveniences ----
+def validate(
+    payload: Any,
+    kind: str | None = None,
+    *,
+    context: Context | dict | None = None,
+    profile: Profile | dict | None = None,
+    today: _dt.date | str | None = None,
+    source: str = "<payload>",
+) -> Report:
+    """Validate one decoded JSON payload as ``kind`` (detected from its shape when None)."""
+    return _validator(context, profile, today).validate(payload, kind, source=source)
+
+
+def validate_bytes(data: bytes, kind: str | None = None, *, context=None, profile=None, today=None, source: str = "<bytes>") -> Report:
+    return _validator(context, profile, today).validate_bytes(data, kind, source=source)
+
+
+def validate_file(path: str | Path, kind: str | None = None, *, context=None, profile=None, today=None) -> list[Report]:
+    return _validator(context, profile, today).validate_path(path, kind)
+
+
+def _validator(context, profile, today) -> Validator:
+    if isinstance(context, dict):
+        context = Context.from_mapping(context)
+    if isinstance(profile, dict):
+        profile = Profile.from_mapping(profile)
+    return Validator(context=context, profile=profile, today=today)
