@@ -189,3 +189,16 @@ def test_the_page_renders_its_tables_and_chart_in_a_headless_browser(faulty, tmp
     shown = dom.split('id="shown">')[1].split(" ")[0]
     disagreements = sum(c["agree"] is False for c in _report(faulty)["cases"])
     assert int(shown) == disagreements  # "disagreements only" leaves exactly the disagreements
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--target", "ftp://x"), "--target must be"),
+    (("--kind", "payment-status"), "unknown request kind"),
+    (("--target", "reference", "--today", TODAY), "--today applies to --target none"),
+    (("--fault", "minor-units-ignored"), "--fault applies to --target reference only"),
+    (("--today", "2026-02-30"), "--today must be a date"),
+])
+def test_bad_options_exit_2_with_a_message(args, message, tmp_path):
+    code, output = _run(*args, "--out", str(tmp_path))
+    assert code == 2 and message in output
+    assert not (tmp_path / "report.html").exists()
