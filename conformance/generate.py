@@ -32,6 +32,12 @@ Two layers:
        creditor accounts differ from the debtor account.
    ``ExecutionDate``
        today ... today + 365 days.
+   ``PeriodicPaymentRequest``
+       startDate today ... today + 365 days, endDate not before it; monthsOfExecution (distinct
+       months) exactly with the frequencies the spec's PeriodicFrequency says take it (A31);
+       creditor account differs from the debtor account.
+   ``PaymentStatusResponse``
+       fundsAvailable false only with the status and tppMessage code of ``x-lack-of-funds``.
    ``SandboxCardTransactionInput``
        its dates not after today.
    ``SandboxAccountTransactionInput``
@@ -78,6 +84,7 @@ MAX_BULK_ENTRIES = 5
 MAX_MAP_ENTRIES = 2  # additionalProperties maps
 MAX_FREE_TEXT = 12  # strings without a maxLength
 EXECUTION_DAYS_AHEAD = 365
+PERIODIC_DAYS_LONG = 730  # the longest schedule generated (endDate - startDate)
 # A reference type that is not a KID (ISO 20022 "commercial invoice"); it comes with an issuer.
 NON_KID_REFERENCE_TYPE = "CINV"
 
@@ -123,6 +130,8 @@ class SpecStrategies:
             "BulkEntry": self.bulk_entry,
             "BulkPaymentRequest": self.bulk_payment_request,
             "SepaCreditTransferRequest": self.sepa_credit_transfer_request,
+            "PeriodicPaymentRequest": self.periodic_payment_request,
+            "PaymentStatusResponse": self.payment_status_response,
             "SandboxCardTransactionInput": self.sandbox_card_transaction_input,
             "SandboxAccountTransactionInput": self.sandbox_account_transaction_input,
         }
@@ -402,6 +411,45 @@ class SpecStrategies:
 
     def sepa_credit_transfer_request(self) -> st.SearchStrategy:
         return self.object(self.spec.schema("SepaCreditTransferRequest")).filter(_distinct_accounts)
+
+    def periodic_payment_request(self) -> st.SearchStrategy:
+        """A schedule that starts today or later and ends on or after its start; monthsOfExecution
+        with the frequencies that take it (distinct months), absent otherwise (A31)."""
+        schema = self.spec.schema("PeriodicPaymentRequest")
+        schedule = next(part for part in schema["allOf"] if "$ref" not in part)["properties"]
+        takes_months = set(self.spec.schema("PeriodicFrequency")["x-months-of-execution"]["required-with"])
+        months = st.lists(self.schema(schedule["monthsOfExecution"]["items"]), min_size=1, max_size=MAX_ITEMS, unique=True)
+        starts = st.dates(self.today, self.today + _dt.timedelta(days=EXECUTION_DAYS_AHEAD))
+
+        @st.composite
+        def build(draw) -> dict:
+            payment = draw(self._all_of(schema))
+            start = draw(starts)
+            payment["startDate"] = _iso(start)
+            if "endDate" in payment:
+                payment["endDate"] = _iso(draw(st.dates(start, start + _dt.timedelta(days=PERIODIC_DAYS_LONG))))
+            if payment["frequency"] in takes_months:
+                payment["monthsOfExecution"] = draw(months)
+            else:
+                payment.pop("monthsOfExecution", None)
+            return payment
+
+        return build().filter(_distinct_accounts)
+
+    def payment_status_response(self) -> st.SearchStrategy:
+        """A status response whose fundsAvailable false comes with RJCT and PAYMENT_FAILED (A24)."""
+        schema = self.spec.schema("PaymentStatusResponse")
+        lack = schema["properties"]["fundsAvailable"]["x-lack-of-funds"]
+
+        def consistent(status: dict) -> dict:
+            if status.get("fundsAvailable") is False:
+                status["transactionStatus"] = lack["transactionStatus"]
+                messages = status.setdefault("tppMessages", [])
+                if all(m.get("code") != lack["code"] for m in messages):
+                    messages.append({"category": "ERROR", "code": lack["code"]})
+            return status
+
+        return self.object(schema).map(consistent)
 
     def sandbox_card_transaction_input(self) -> st.SearchStrategy:
         """Card input dates (the properties of date format) not after today (A14)."""

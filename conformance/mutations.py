@@ -206,19 +206,24 @@ def _entries(p) -> list[dict]:
     return entries if isinstance(entries, list) else []
 
 
+def _remitters(p) -> list[dict]:
+    """The objects carrying remittance: a bulk's entries, or the periodic payment itself."""
+    return _entries(p) if isinstance(p, dict) and "payments" in p else [p]
+
+
 def _draw_remittance(data) -> dict:
     return data.draw(valid_values("RemittanceStructured", kind="bulk-payment", today=_KIND.today, spec=SPEC))
 
 
 def m_remittance_exclusive(p, data):
-    entry = pick(data, _entries(p), "entry")
+    entry = pick(data, _remitters(p), "entry")
     entry.setdefault(ARRAY, [_draw_remittance(data)])
     entry.setdefault(TEXT, "Faktura 88213")
     return Mutant(p)
 
 
 def m_remittance_structured_deprecated(p, data):
-    entry = pick(data, _entries(p), "entry")
+    entry = pick(data, _remitters(p), "entry")
     entry.pop(TEXT, None)
     structured = entry.pop(ARRAY, None) or [_draw_remittance(data)]
     entry[SINGLE] = structured[0]
@@ -226,7 +231,7 @@ def m_remittance_structured_deprecated(p, data):
 
 
 def m_kid_invalid(p, data):
-    entry = pick(data, _entries(p), "entry")
+    entry = pick(data, _remitters(p), "entry")
     digits = data.draw(st.text(string.digits, min_size=1, max_size=24), label="kid payload")
     wrong = sorted(set(string.digits) - {kid_check_digit_mod10(digits), kid_check_digit_mod11(digits)})
     reference = {"reference": digits + data.draw(st.sampled_from(wrong), label="check digit")}
@@ -304,6 +309,53 @@ def m_booking_after_value(p, data):
     entry = pick(data, p, "entry")
     value = _dt.date.fromisoformat(entry["valueDate"])
     entry["bookingDate"] = (value + _dt.timedelta(days=data.draw(st.integers(1, 400)))).isoformat()
+    return Mutant(p)
+
+
+def _takes_months() -> list[str]:
+    return list(SPEC.schema("PeriodicFrequency")["x-months-of-execution"]["required-with"])
+
+
+def _months() -> list[str]:
+    return list(SPEC.code_set("MonthOfExecution"))
+
+
+def m_periodic_start_date_past(p, data):
+    days = data.draw(st.integers(1, 400), label="days before today")
+    p["startDate"] = (_KIND.today - _dt.timedelta(days=days)).isoformat()
+    return Mutant(p)
+
+
+def m_periodic_end_before_start(p, data):
+    start = _dt.date.fromisoformat(p["startDate"])
+    p["endDate"] = (start - _dt.timedelta(days=data.draw(st.integers(1, 400), label="days before start"))).isoformat()
+    return Mutant(p)
+
+
+def m_months_of_execution_frequency(p, data):
+    if p["frequency"] in _takes_months():
+        if data.draw(st.booleans(), label="empty instead of absent"):
+            p["monthsOfExecution"] = []
+        else:
+            del p["monthsOfExecution"]
+    else:
+        p["monthsOfExecution"] = data.draw(st.lists(st.sampled_from(_months()), min_size=1, max_size=3, unique=True))
+    return Mutant(p)
+
+
+def m_months_of_execution_duplicate(p, data):
+    p["frequency"] = data.draw(st.sampled_from(_takes_months()), label="frequency")
+    months = p.get("monthsOfExecution") or [data.draw(st.sampled_from(_months()), label="month")]
+    months.insert(data.draw(st.integers(0, len(months)), label="at"), data.draw(st.sampled_from(months), label="repeated"))
+    p["monthsOfExecution"] = months
+    return Mutant(p)
+
+
+def m_funds_unavailable_rejected(p, data):
+    lack = SPEC.schema("PaymentStatusResponse")["properties"]["fundsAvailable"]["x-lack-of-funds"]
+    p["fundsAvailable"] = False
+    others = [s for s in SPEC.code_set("TransactionStatusBulk") if s != lack["transactionStatus"]]
+    p["transactionStatus"] = data.draw(st.sampled_from(others), label="status")
     return Mutant(p)
 
 
@@ -482,41 +534,47 @@ class _CurrentKind:
 
 _KIND = _CurrentKind()
 
-SEPA, BULK = "sepa-credit-transfer", "bulk-payment"
+SEPA, BULK, PERIODIC = "sepa-credit-transfer", "bulk-payment", "periodic-payment"
 PAYMENTS = (SEPA, BULK)
 SANDBOX = ("sandbox-customer", "sandbox-account", "sandbox-card-account", "card-transactions", "sandbox-account-transactions")
 SCHEMA_KINDS = tuple(k for k in KINDS if k != "payment-detail")  # anyOf root: no branch-free sites
 
 MUTATIONS: dict[str, tuple[tuple[str, ...], MutateFn]] = {
     # amounts
-    "amount-grammar": (PAYMENTS, m_amount_grammar),
-    "amount-precision": (PAYMENTS, m_amount_precision),
-    "amount-minor-units": (PAYMENTS, m_amount_minor_units),
-    "amount-positive": (PAYMENTS, m_amount_positive),
+    "amount-grammar": (PAYMENTS + (PERIODIC,), m_amount_grammar),
+    "amount-precision": (PAYMENTS + (PERIODIC,), m_amount_precision),
+    "amount-minor-units": (PAYMENTS + (PERIODIC,), m_amount_minor_units),
+    "amount-positive": (PAYMENTS + (PERIODIC,), m_amount_positive),
     "response-amount-digits": (("payment-response", "bulk-payment-response"), m_response_amount_digits),
     # remittance
-    "remittance-exclusive": ((BULK,), m_remittance_exclusive),
-    "deprecated-property": ((BULK,), m_remittance_structured_deprecated),
-    "kid-invalid": ((BULK,), m_kid_invalid),
+    "remittance-exclusive": ((BULK, PERIODIC), m_remittance_exclusive),
+    "deprecated-property": ((BULK, PERIODIC), m_remittance_structured_deprecated),
+    "kid-invalid": ((BULK, PERIODIC), m_kid_invalid),
     # accounts
     "iban-invalid": ((SEPA, "sandbox-account"), m_iban_invalid),
     "iban-national-check": ((SEPA, "sandbox-account"), m_iban_national_check),
-    "bban-format": ((BULK,), m_bban_format),
-    "bban-check-digit": ((BULK,), m_bban_check_digit),
-    "same-debtor-creditor": (PAYMENTS, m_same_debtor_creditor),
+    "bban-format": ((BULK, PERIODIC), m_bban_format),
+    "bban-check-digit": ((BULK, PERIODIC), m_bban_check_digit),
+    "same-debtor-creditor": (PAYMENTS + (PERIODIC,), m_same_debtor_creditor),
     # dates
     "execution-date-past": (PAYMENTS, m_execution_date_past),
     "card-date-future": (("card-transactions",), m_card_date_future),
     "booking-after-value": (("sandbox-account-transactions",), m_booking_after_value),
+    # periodic payments (A31)
+    "periodic-start-date-past": ((PERIODIC,), m_periodic_start_date_past),
+    "periodic-end-before-start": ((PERIODIC,), m_periodic_end_before_start),
+    "months-of-execution-frequency": ((PERIODIC,), m_months_of_execution_frequency),
+    "months-of-execution-duplicate": ((PERIODIC,), m_months_of_execution_duplicate),
     # baskets
     "basket-size": (("signing-basket",), m_basket_size),
     "basket-duplicate-ids": (("signing-basket",), m_basket_duplicate_ids),
     "basket-reference-mix": (("signing-basket",), m_basket_reference_mix),
     "basket-payment-unknown": (("signing-basket",), m_basket_payment_unknown),
     "basket-status-worst-case": (("signing-basket-response",), m_basket_status_worst_case),
+    "funds-unavailable-rejected": (("payment-status",), m_funds_unavailable_rejected),
     # properties
     "unknown-property": (REQUEST_KINDS, m_unknown_property),
-    "currency-product-mismatch": (PAYMENTS, m_currency_product_mismatch),
+    "currency-product-mismatch": (PAYMENTS + (PERIODIC,), m_currency_product_mismatch),
     # JSON Schema keywords
     "schema-required": (SCHEMA_KINDS, m_schema_required),
     "schema-type": (tuple(k for k in SCHEMA_KINDS if k not in ("signing-basket-status", "sca-status")), m_schema_type),  # their one property is an enum

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from conformance.generate import covered_kinds, valid_payloads
 from conformance.mutations import MUTATION_CASES, MUTATIONS, Mutant, mutate, set_at
-from validator import Validator
 from validator.context import Context
+from validator import Validator
 from validator.engine import plan_for
 from validator.findings import ERROR
 from validator.rules import catalogue
@@ -71,7 +71,6 @@ def test_every_request_kind_is_generated():
     }
     assert required <= set(REQUEST_KINDS) and set(REQUEST_KINDS) <= set(KINDS)
     assert set(KINDS) == set(SPEC.kinds)
-
 
 
 @functools.lru_cache(maxsize=None)

@@ -1343,3 +1343,293 @@ def test_profile_flags_match_the_decisions_table(spec, decisions) -> None:
         if got and not spec.assumptions[aid].get("profile-key"):
             wrong.append(f"{aid}: a profile-overridable assumption without profile-key")
     report(wrong, "profile flag mismatches")
+
+
+# ============================================================== 5. the lifecycle operations (A23-A32)
+# Each test reads what it checks from the decision's own text (decisions-lifecycle.md), never from a copy.
+
+
+def _backticked_routes(text: str) -> list[tuple[str, str]]:
+    """`METHOD /path` spans of a decision, e.g. ("POST", "/v1/signing-baskets/{basketId}/authorisations")."""
+    return re.findall(r"`(GET|POST|DELETE) (/[^`\s]+)`", text)
+
+
+def _operation_at(spec: Spec, method: str, path: str):
+    found = [op for op in spec.operations.values() if (op.method, op.path) == (method, path)]
+    assert len(found) == 1, f"no operation {method} {path} in the spec"
+    return found[0]
+
+
+def _schema_name(media_or_schema: dict) -> str | None:
+    return ref_name(media_or_schema.get("schema", media_or_schema).get("$ref"))
+
+
+def _example_codes(spec: Spec, response: dict) -> set[str]:
+    codes = set()
+    for example in response["content"]["application/json"].get("examples", {}).values():
+        value = spec.deref(example)["value"]
+        codes |= {m["code"] for m in value.get("tppMessages", [])} | ({value["code"]} if "code" in value else set())
+    return codes
+
+
+def test_authorisation_operations_follow_a23(spec, decisions) -> None:
+    text = decisions["A23"]["decision"]
+    posts = [(m, p) for m, p in _backticked_routes(text) if m == "POST"]
+    assert [p for _, p in posts] == ["/v1/{payment-service}/{payment-product}/{paymentId}/authorisations",
+                                     "/v1/signing-baskets/{basketId}/authorisations"]
+    required_headers = re.search(r"\(signed; (.*?) required; no body\)", text).group(1)
+    wanted = {h.lower() for h in split_list(required_headers.replace(" and ", ", "))}
+    assert wanted == {"x-request-id", "tpp-redirect-uri", "tpp-session-id"}
+    sca_statuses = split_list(re.search(r"one of ([a-z, ]+)\.", text).group(1).replace(" and ", ", "))
+    assert list(spec.code_set("ScaStatus")) == sca_statuses
+    errors: list[str] = []
+    for method, path in posts:
+        op = _operation_at(spec, method, path)
+        headers = {p.key: p for p in op.header_parameters}
+        for name in wanted | {"signature", "tpp-signature-certificate"}:
+            if name not in headers or not headers[name].required:
+                errors.append(f"{op.operation_id}: {name} must be a required header")
+        if "digest" in headers or op.raw.get("requestBody"):
+            errors.append(f"{op.operation_id}: no body, so neither a request body nor Digest")
+        if _schema_name(op.responses["201"]["content"]["application/json"]) != "StartAuthorisationResponse":
+            errors.append(f"{op.operation_id}: 201 is not the StartAuthorisationResponse")
+        if "PAYMENT_FAILED" not in _example_codes(spec, op.responses["400"]):
+            errors.append(f"{op.operation_id}: no 400 PAYMENT_FAILED example (lack of funds)")
+        if "CONFLICT" not in _example_codes(spec, op.responses["409"]):
+            errors.append(f"{op.operation_id}: no 409 CONFLICT example (payment not RCVD)")
+        status_path = path + "/{authorisationId}"
+        status_op = _operation_at(spec, "GET", status_path)
+        if _schema_name(status_op.responses["200"]["content"]["application/json"]) != "ScaStatusResponse":
+            errors.append(f"{status_op.operation_id}: 200 is not the ScaStatusResponse")
+    started = spec.schema("StartAuthorisationResponse")
+    if started["required"] != ["scaStatus", "authorisationId", "_links"] or started["properties"]["scaStatus"]["enum"] != ["started"]:
+        errors.append("StartAuthorisationResponse: {scaStatus: started, authorisationId, _links} all required")
+    link_names = re.search(r'"_links": \{"scaRedirect": \{href, verbs\}, "scaStatus": \{href, verbs\}\}', _lifecycle_text("A23"))
+    if not link_names or started["properties"]["_links"]["required"] != ["scaRedirect", "scaStatus"]:
+        errors.append("StartAuthorisationResponse._links: scaRedirect and scaStatus required")
+    report(errors, "A23 mismatches")
+
+
+def _lifecycle_text(aid: str) -> str:
+    """A decision's cell exactly as decisions-lifecycle.md writes it (with its backticks and JSON)."""
+    path = _reference_or_failure("decisions-lifecycle.md")
+    line = next(line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith(f"| {aid} |"))
+    return line
+
+
+def test_created_payments_link_self_status_and_start_authorisation(spec) -> None:
+    named = re.search(r"`_links` ([a-z]+), ([a-z]+), ([A-Za-z]+)", _lifecycle_text("A23")).groups()
+    creation_links = spec.schema("PaymentCreationLinks")
+    refined = next(part for part in creation_links["allOf"] if "$ref" not in part)
+    assert refined["required"] == list(named) == ["self", "status", "startAuthorisation"]
+    for name in ("SepaPaymentInitiationResponse", "BulkPaymentInitiationResponse", "PeriodicPaymentInitiationResponse"):
+        links, _ = prop_at(spec, spec.schema(name), "_links")
+        assert ref_chain(spec, links) == ["PaymentCreationLinks"], name
+
+
+def test_every_openapi_link_names_an_operation_and_its_path_parameters(spec) -> None:
+    errors: list[str] = []
+    checked = 0
+    for op in spec.operations.values():
+        for status, response in op.responses.items():
+            for name, link in (response.get("links") or {}).items():
+                checked += 1
+                target = spec.operations.get(link.get("operationId"))
+                if target is None:
+                    errors.append(f"{op.operation_id} {status} link {name}: no operation {link.get('operationId')!r}")
+                    continue
+                given = set(link.get("parameters", {}))
+                names = {p.name for p in target.parameters}
+                path_names = {p.name for p in target.path_parameters}
+                if given - names:
+                    errors.append(f"{op.operation_id} {status} link {name}: {sorted(given - names)} are not parameters of {target.operation_id}")
+                if path_names - given:
+                    errors.append(f"{op.operation_id} {status} link {name}: path parameters {sorted(path_names - given)} of {target.operation_id} not given")
+    assert checked >= 20
+    report(errors, "OpenAPI link defects")
+
+
+def test_the_lifecycle_is_linked_from_creation_to_sca_status(spec) -> None:
+    def links(operation_id: str, status: str) -> dict[str, str]:
+        return {name: link["operationId"] for name, link in spec.operation(operation_id).responses[status]["links"].items()}
+
+    for creation in ("createSepaCreditTransfer", "createBulkPayment", "createPeriodicPayment"):
+        assert "startPaymentAuthorisation" in links(creation, "201").values(), creation
+    assert "startSigningBasketAuthorisation" in links("createSigningBasket", "201").values()
+    assert list(links("startPaymentAuthorisation", "201").values()) == ["getPaymentAuthorisationStatus"]
+    assert list(links("startSigningBasketAuthorisation", "201").values()) == ["getSigningBasketAuthorisationStatus"]
+    started = spec.operation("startPaymentAuthorisation").responses["201"]["links"]["getPaymentAuthorisationStatus"]
+    assert started["parameters"]["authorisationId"] == "$response.body#/authorisationId"
+
+
+def test_the_sca_page_is_described_but_not_an_operation(spec, decisions) -> None:
+    text = decisions["A24"]["decision"]
+    assert "not an API operation" in text and "not in the spec's paths" in text
+    page = spec.document["x-sca-page"]
+    assert "A24" in assumptions_of(page)
+    assert not [p for p in spec.document["paths"] if "sca" in p.lower().split("/")[-1]], "the SCA page is not in paths"
+    form_field = re.search(r"one field `(\w+)`", text).group(1)
+    assert page["get"]["form"]["fields"] == page["post"]["fields"] == [form_field]
+    assert (page["get"]["status"], page["post"]["status"]) == (200, int(re.search(r"→ (\d{3}) to TPP-Redirect-URI", text).group(1)))
+    assert page["post"]["query-on-success"] == backticked(text.split("on success")[0])[-2:]
+    redirect = spec.schema("StartAuthorisationResponse")["properties"]["_links"]["properties"]["scaRedirect"]
+    assert redirect["properties"]["href"]["format"] == "uri", "an absolute URL"
+
+
+def test_batch_runs_follow_a25(spec, doc, decisions) -> None:
+    text = decisions["A25"]["decision"]
+    (method, path), = _backticked_routes(text)
+    op = _operation_at(spec, method, path)
+    zone, times = spec.batch_run_times
+    assert list(times) == re.findall(r"\b\d\d:\d\d\b", text) and zone in text
+    per_day = doc.section("Limits").table().records()
+    stated = next(r["Value"] for r in per_day if r["Limit"] == "Sandbox batch processing")
+    assert len(times) == int(re.search(r"(\d+) times per day", stated).group(1))
+    assert op.raw["x-batch-run-times"]["profile-key"] == spec.assumptions["A25"]["profile-key"]
+    assert op.raw["requestBody"]["required"] is False, "the body is optional"
+    result = spec.schema("BatchRunResponse")
+    assert result["required"] == list(re.search(r'\{"(\w+)": \[paymentId…\], "(\w+)": \[paymentId…\]\}', _lifecycle_text("A25")).groups())
+    assert list(op.responses)[0] == "200"
+
+
+def test_every_post_and_delete_answers_409_conflict(spec, decisions) -> None:
+    assert "POST and DELETE" in decisions["A29"]["decision"] and "409 `CONFLICT`" in decisions["A29"]["decision"]
+    missing = []
+    for op in spec.operations.values():
+        if op.method in ("POST", "DELETE"):
+            conflict = op.responses.get("409")
+            if conflict is None or "CONFLICT" not in _example_codes(spec, conflict):
+                missing.append(op.operation_id)
+    assert not missing, f"POST/DELETE operations without a 409 CONFLICT answer (A29): {missing}"
+    for name in ("Conflict", "BulkConflict"):
+        assert {"A29", "A30"} <= set(assumptions_of(spec.components["responses"][name])), name
+
+
+def test_cancellation_follows_a27(spec, decisions) -> None:
+    text = decisions["A27"]["decision"]
+    cancellation = spec.operation("deletePayment").raw["x-cancellation"]
+    assert cancellation["cancellable"] == re.findall(r"`DELETE` of a `(\w+)` payment", text)
+    assert cancellation["becomes"] == re.search(r"status `(\w+)`", text).group(1)
+    refused = re.search(r"`PDNG` → (\d{3}) `(\w+)`", text).groups()
+    assert (str(cancellation["refused"]["status"]), cancellation["refused"]["code"]) == refused
+    for operation_id in ("deletePayment", "deleteSigningBasket"):
+        op = spec.operation(operation_id)
+        assert {"204", "404", "409"} <= set(op.responses) and "A27" in op.assumptions, operation_id
+
+
+def test_another_tpps_resources_do_not_exist_a28(spec) -> None:
+    not_found = spec.components["responses"]["NotFound"]
+    assert "RESOURCE_UNKNOWN" in _example_codes(spec, not_found) and "A28" in assumptions_of(not_found)
+    bad_request = spec.components["responses"]["BadRequest"]
+    basket_unknown = [spec.deref(e)["value"]["tppMessages"][0] for e in bad_request["content"]["application/json"]["examples"].values()
+                      if spec.deref(e)["value"]["tppMessages"][0]["code"] == "RESOURCE_UNKNOWN"]
+    assert basket_unknown and basket_unknown[0]["path"].startswith("/paymentIds/")
+    without_404 = [op.operation_id for op in spec.operations.values()
+                   if any(p.name in ("paymentId", "basketId", "authorisationId") for p in op.path_parameters) and "404" not in op.responses]
+    assert not without_404, f"operations on a TPP's resources without 404: {without_404}"
+
+
+def test_logical_duplicates_follow_a30(spec) -> None:
+    creations = [op for op in spec.operations.values() if op.operation_id.startswith("create") and op.path.split("/")[2].endswith("payments")]
+    assert {op.operation_id for op in creations} == {"createSepaCreditTransfer", "createBulkPayment", "createPeriodicPayment"}
+    for op in creations:
+        param = next(p for p in op.query_parameters if p.name == "allowLogicalDuplicate")
+        assert "A30" in assumptions_of(param.raw) and "A30" in op.assumptions, op.operation_id
+
+
+def test_periodic_payments_follow_a31(spec, decisions) -> None:
+    text = _lifecycle_text("A31")
+    (method, path), = [r for r in _backticked_routes(text) if r[0] == "POST"]
+    op = _operation_at(spec, method, path)
+    assert op.request_schema_ref == SCHEMAS + "PeriodicPaymentRequest"
+    schema = spec.schema("PeriodicPaymentRequest")
+    assert schema["allOf"][0] == {"$ref": SCHEMAS + "BulkEntry"}, "a bulk entry's domestic fields"
+    props, required = flatten(spec, schema)
+    stated = dict(re.findall(r"`(\w+)` \(((?:R|O|array)[^)]*)\)", text))
+    assert set(stated) == {"startDate", "endDate", "executionRule", "frequency", "dayOfExecution", "monthsOfExecution"}
+    errors: list[str] = []
+    for name, spec_cell in stated.items():
+        if name not in props:
+            errors.append(f"{name}: missing")
+            continue
+        if (name in required) != spec_cell.startswith("R"):
+            errors.append(f"{name}: decision {spec_cell!r}, spec required={name in required}")
+    for name, code_set in (("executionRule", "ExecutionRule"), ("frequency", "PeriodicFrequency")):
+        values = split_list(stated[name].split(":", 1)[1])
+        if list(spec.code_set(code_set)) != values or ref_chain(spec, props[name]) != [code_set]:
+            errors.append(f"{name}: decision {values}, spec {spec.code_set(code_set)}")
+    for name, code_set in (("dayOfExecution", "DayOfExecution"), ("monthsOfExecution", "MonthOfExecution")):
+        low, high = map(int, re.search(r'"(\d+)" to "(\d+)"', stated[name]).groups())
+        if list(spec.code_set(code_set)) != [str(i) for i in range(low, high + 1)]:
+            errors.append(f"{name}: {code_set} should be {low} to {high}")
+    months = effective(spec, props["monthsOfExecution"])
+    if months.get("type") != "array" or months.get("uniqueItems") is not True or ref_name(months["items"].get("$ref")) != "MonthOfExecution":
+        errors.append("monthsOfExecution: an array of MonthOfExecution, free of duplicates")
+    with_months = spec.schema("PeriodicFrequency")["x-months-of-execution"]["required-with"]
+    if with_months != [re.search(r"required with (\w+)", stated["monthsOfExecution"]).group(1)]:
+        errors.append(f"PeriodicFrequency x-months-of-execution {with_months}")
+    if ref_chain(spec, props["debtorAccount"]) != ["AccountReferenceBban"] or spec.schema("BulkEntry")["x-expected-currency"] != "NOK":
+        errors.append("a NOK payment between bban accounts")
+    if "periodic-payments" not in spec.code_set("PaymentService"):
+        errors.append("payment-service periodic-payments (status, detail, delete, authorisation)")
+    detail = [ref_name(part["allOf"][0]["$ref"]) for part in spec.schema("PaymentDetail")["anyOf"]]
+    if "PeriodicPaymentRequest" not in detail:
+        errors.append(f"PaymentDetail branches {detail} lack the periodic payment")
+    report(errors, "A31 mismatches")
+    from validator.rules import catalogue
+
+    periodic_rules = {r.id for r in catalogue().values() if "A31" in r.assumptions}
+    assert {"periodic-start-date-past", "periodic-end-before-start", "months-of-execution-frequency",
+            "months-of-execution-duplicate"} <= periodic_rules
+
+
+def test_fixed_test_data_a32(spec, decisions) -> None:
+    (method, path), = _backticked_routes(decisions["A32"]["gap"])
+    op = _operation_at(spec, method, path)
+    assert "A32" in op.assumptions and "MOD11" in op.raw["description"]
+
+
+def test_lifecycle_profile_keys_are_profile_settings(spec) -> None:
+    from validator.context import PROFILE_SCHEMA, ConfigError, Profile
+
+    keys = {aid: a["profile-key"] for aid, a in spec.assumptions.items() if a.get("profile") and int(aid[1:]) >= 23}
+    assert keys == {"A25": "batch-run-times", "A27": "cancellation-refused", "A30": "logical-duplicates"}
+    assert set(keys.values()) <= set(PROFILE_SCHEMA["properties"])
+    profile = Profile.from_mapping({"batch-run-times": ["07:00", "19:00"], "cancellation-refused": {"status": 400, "code": "FORMAT_ERROR"},
+                                    "logical-duplicates": "allowed"})
+    assert profile.batch_run_times == ("07:00", "19:00") and profile.logical_duplicates == "allowed"
+    assert (profile.cancellation_refused.status, profile.cancellation_refused.code) == (400, "FORMAT_ERROR")
+    for bad in ({"batch-run-times": ["7:00"]}, {"cancellation-refused": {"code": "GONE"}}, {"logical-duplicates": "maybe"}):
+        with pytest.raises(ConfigError):
+            Profile.from_mapping(bad)
+
+
+def test_readme_lists_every_decision_with_its_profile_flag(spec) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Assumptions", 1)[1].split("\n## ", 1)[0]
+    rows = {cells[0]: cells[-1] for line in section.splitlines() if line.startswith("| A")
+            for cells in [[c.strip() for c in line.strip("|").split(" | ")]]}
+    assert list(rows) == DECISION_IDS
+    wrong = [aid for aid, profile in rows.items() if profile.startswith("yes") != bool(spec.assumptions[aid].get("profile"))]
+    assert not wrong, f"README profile column disagrees with the spec for {wrong}"
+
+
+def test_basket_cancellation_and_the_payment_lifecycle_are_data(spec, decisions) -> None:
+    basket = spec.operation("deleteSigningBasket").raw["x-cancellation"]
+    text = decisions["A27"]["decision"]
+    assert re.search(r"before its authorisation (\w+) → 204", text).group(1) in basket["refused-after-sca-status"]
+    assert (basket["deleted"]["status"], basket["deleted"]["code"]) == tuple(
+        int(v) if v.isdigit() else v for v in re.search(r"deleted basket is (\d{3}) `(\w+)`", text).groups())
+    transitions = spec.schema("TransactionStatusBulk")["x-transitions"]
+    statuses = set(spec.code_set("TransactionStatusBulk"))
+    errors = []
+    for t in transitions:
+        if not {t["from"], t["to"]} <= statuses:
+            errors.append(f"{t}: not transaction statuses")
+        words = decisions[t["x-assumption"]]["decision"]
+        if t["to"] not in words or t["from"] not in words + decisions["A23"]["decision"]:
+            errors.append(f"{t}: {t['x-assumption']} does not speak of {t['from']} and {t['to']}")
+    pairs = {(t["from"], t["to"]) for t in transitions}
+    assert ("RCVD", "CANC") in pairs and ("PDNG", "ACSC") in pairs and ("RCVD", "PDNG") in pairs
+    assert len({(t["from"], t["event"]) for t in transitions}) == len(transitions), "one target per status and event"
+    report(errors, "lifecycle transitions that no decision states")

@@ -93,6 +93,23 @@ PROFILE_SCHEMA = {
             "type": "object",
             "additionalProperties": {"type": "string", "pattern": "^/"},
         },
+        "batch-run-times": {
+            "description": "A25: the sandbox's batch run times, HH:MM in Europe/Oslo (default: the spec's x-batch-run-times).",
+            "type": "array",
+            "minItems": 1,
+            "uniqueItems": True,
+            "items": {"type": "string", "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$"},
+        },
+        "cancellation-refused": {
+            "description": "A5, A27: status and code answering a DELETE the payment's or basket's state refuses (default: the spec's, 409 CONFLICT).",
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"status": {"type": "integer", "minimum": 100, "maximum": 599}, "code": {"type": "string"}},
+        },
+        "logical-duplicates": {
+            "description": "A30: a logical duplicate creation without allowLogicalDuplicate=true is refused (409 CONFLICT) or allowed.",
+            "enum": ["refused", "allowed"],
+        },
     },
 }
 
@@ -116,6 +133,9 @@ class Profile:
     signature_algorithms: tuple[str, ...] = ("rsa-sha256",)
     signature_date_window: _dt.timedelta = _dt.timedelta(minutes=5)
     paths: Mapping[str, str] = field(default_factory=dict)
+    batch_run_times: tuple[str, ...] | None = None  # None: the spec's x-batch-run-times (A25)
+    cancellation_refused: RuleOverride | None = None  # None: the spec's x-cancellation (A5, A27)
+    logical_duplicates: str = "refused"  # A30
 
     @classmethod
     def from_mapping(cls, data: Any, source: str = "profile") -> "Profile":
@@ -139,6 +159,9 @@ class Profile:
                 raise ConfigError(f"{source}: rules: unknown rule id {rule_id!r} (see `obvalidate rules`)")
             if "code" in override and override["code"] not in codes:
                 raise ConfigError(f"{source}: rules/{rule_id}/code: {override['code']!r} is not a message code of the interface")
+        refused = data.get("cancellation-refused")
+        if refused and "code" in refused and refused["code"] not in codes:
+            raise ConfigError(f"{source}: cancellation-refused/code: {refused['code']!r} is not a message code of the interface")
         kid = data.get("kid", {})
         sig = data.get("signature", {})
         ranking = data.get("basket-status-ranking")
@@ -153,6 +176,9 @@ class Profile:
             signature_algorithms=tuple(sig.get("algorithms", ("rsa-sha256",))),
             signature_date_window=_dt.timedelta(seconds=sig.get("date-window-seconds", 300)),
             paths=dict(data.get("paths", {})),
+            batch_run_times=tuple(data["batch-run-times"]) if "batch-run-times" in data else None,
+            cancellation_refused=RuleOverride(**refused) if refused else None,
+            logical_duplicates=data.get("logical-duplicates", "refused"),
         )
 
     @classmethod

@@ -252,6 +252,15 @@ class Spec:
         return self._cache["minor_units"]
 
     @property
+    def batch_run_times(self) -> tuple[str, tuple[str, ...]]:
+        """(time zone, "HH:MM" times) of the sandbox's batch runs (A25: x-batch-run-times)."""
+        for op in self.operations.values():
+            declared = op.raw.get("x-batch-run-times")
+            if declared:
+                return declared["time-zone"], tuple(declared["times"])
+        raise SpecError("the spec declares no x-batch-run-times")
+
+    @property
     def assumptions(self) -> dict[str, dict]:
         return {a["id"]: a for a in self.document.get("x-assumptions", [])}
 

@@ -77,6 +77,8 @@ class Progress:
               help="Implementer profile (YAML) for the oracle (and the reference sandbox).")
 @click.option("--suite", "suites", default=",".join(SUITES), show_default=True,
               help="Comma-separated suites to run.")
+@click.option("--check", "check_patterns", default="", metavar="PATTERNS",
+              help="Comma-separated check ids or glob patterns (e.g. 'security:*,semantic:amount-*'); default all.")
 @click.option("--cert", type=click.Path(exists=True, dir_okay=False), help="TPP certificate (PEM).")
 @click.option("--key", type=click.Path(exists=True, dir_okay=False), help="Its private key (PEM).")
 @click.option("--second-cert", type=click.Path(exists=True, dir_okay=False),
@@ -94,7 +96,7 @@ class Progress:
               help="What to print on standard output.")
 @click.option("--fault", "faults", multiple=True, metavar="NAME", hidden=True,
               help="Reference target only: turn a sandbox fault switch on (to see the gate catch it).")
-def conform(target: str, profile_path: str | None, suites: str, cert, key, second_cert, second_key,
+def conform(target: str, profile_path: str | None, suites: str, check_patterns: str, cert, key, second_cert, second_key,
             max_examples: int, seed: int, workers: int, report_dir: str | None, fmt: str,
             faults: tuple[str, ...]) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
@@ -112,6 +114,12 @@ def conform(target: str, profile_path: str | None, suites: str, cert, key, secon
     from .target import REFERENCE, reachable, serving
 
     chosen = _suites(suites)
+    patterns = tuple(p.strip() for p in check_patterns.split(",") if p.strip())
+    if patterns:
+        from .runner import selected
+
+        if not selected(chosen, patterns):
+            raise ConformUsageError(f"no check of the suites {', '.join(chosen)} matches {check_patterns!r}")
     identities = _identities(cert, key, second_cert, second_key)
     if faults and target != REFERENCE:
         raise ConformUsageError("--fault applies to --target reference only")
@@ -131,7 +139,7 @@ def conform(target: str, profile_path: str | None, suites: str, cert, key, secon
             problem = reachable(base_url)
             if problem:
                 raise click.ClickException(problem)
-            options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers)
+            options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns)
             result = run(options, progress=progress)
     except TargetUnreachable as exc:
         progress.close()

@@ -9,10 +9,9 @@ operation), which is reported as "not exercised", never as a failure.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
-if TYPE_CHECKING:
-    from .session import Session
+Session = Any  # conformance.gate.session.Session, which builds on this module
 
 SUITES = ("semantic", "security", "stateful")
 
@@ -27,9 +26,9 @@ class Check:
     suite: str
     title: str
     refs: tuple[str, ...]            # decisions (A1-A32) and document sections the check enforces
-    function: Callable[["Session"], None]
+    function: Callable[[Session], None]
 
-    def __call__(self, session: "Session") -> None:
+    def __call__(self, session: Session) -> None:
         self.function(session)
 
 
@@ -41,19 +40,13 @@ def check(check_id: str, *, suite: str, title: str, refs: tuple[str, ...] = ()) 
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}")
 
-    def register(function: Callable[["Session"], None]) -> Callable[["Session"], None]:
+    def register(function: Callable[[Session], None]) -> Callable[[Session], None]:
         if check_id in REGISTRY:
             raise ValueError(f"check id {check_id!r} is registered twice")
         REGISTRY[check_id] = Check(check_id, suite, title, tuple(refs), function)
         return function
 
     return register
-
-
-def checks_of(suites: tuple[str, ...]) -> list[Check]:
-    from . import suites as _suites  # noqa: F401 - importing the suites registers their checks
-
-    return [c for c in REGISTRY.values() if c.suite in suites]
 
 
 @dataclass(frozen=True)

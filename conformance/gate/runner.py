@@ -2,6 +2,8 @@
 the run's result: outcomes per check × operation, findings, the cases sent and the clause coverage."""
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import hashlib
 import time
 import traceback
@@ -15,7 +17,8 @@ from conformance.client import Identity
 from validator.context import DEFAULT_PROFILE, Profile
 from validator.spec import Spec, load_spec
 
-from .model import SUITES, Finding, NotExercised, Outcome, checks_of
+from . import suites as _suites  # noqa: F401 - importing the suites registers their checks
+from .model import REGISTRY, SUITES, Check, Finding, NotExercised, Outcome
 from .session import Identities, Session, TargetUnreachable
 
 Progress = Callable[[str, str, Outcome | None], None]  # (event "start"|"done", check id, outcome)
@@ -30,6 +33,7 @@ class RunOptions:
     seed: int = 0
     max_examples: int = 10
     workers: int = 1
+    checks: tuple[str, ...] = ()       # fnmatch patterns of check ids; none: every check of the suites
 
 
 @dataclass
@@ -53,6 +57,16 @@ class RunResult:
         return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
+def checks_of(suites: tuple[str, ...]) -> list[Check]:
+    """The registered checks of ``suites``, in registration order."""
+    return [c for c in REGISTRY.values() if c.suite in suites]
+
+
+def selected(suites: tuple[str, ...], patterns: tuple[str, ...] = ()) -> list:
+    """The checks of ``suites`` whose id matches one of ``patterns`` (all without patterns)."""
+    return [c for c in checks_of(suites) if not patterns or any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+
+
 def _profile(path: str | None) -> Profile:
     return Profile.load(path) if path else DEFAULT_PROFILE
 
@@ -67,7 +81,7 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
     result = RunResult(options.base_url, options)
     started = time.perf_counter()
     try:
-        for chk in checks_of(suites):
+        for chk in selected(suites, options.checks):
             if progress:
                 progress("start", chk.id, None)
             session.begin(chk.suite, chk.id)
@@ -116,8 +130,10 @@ def _from_pem(pair: tuple[bytes, bytes]) -> Identity:
 
 
 def _worker(options: RunOptions, pems: tuple, suite: str) -> RunResult:
-    options.identities = Identities(_from_pem(pems[0]), _from_pem(pems[1]))
-    return run_checks(options, (suite,))
+    with_keys = dataclasses.replace(options, identities=Identities(_from_pem(pems[0]), _from_pem(pems[1])))
+    result = run_checks(with_keys, (suite,))
+    result.options = options  # back to the parent without the private keys (they do not pickle, nor should travel)
+    return result
 
 
 def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
@@ -128,7 +144,8 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
         return run_checks(options, suites, progress=progress)
     started = time.perf_counter()
     pems = (_pem(options.identities.tpp), _pem(options.identities.other))
-    plain = RunOptions(options.base_url, suites, options.profile_path, None, options.seed, options.max_examples, 1)
+    plain = RunOptions(options.base_url, suites, options.profile_path, None, options.seed, options.max_examples, 1,
+                       options.checks)
     import multiprocessing
 
     result = RunResult(options.base_url, options)

@@ -27,7 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from validator.context import DEFAULT_PROFILE, Context, PaymentFacts, Profile
-from validator import Validator
+from validator.api import Validator
 from validator.findings import ERROR, Finding
 from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
 from validator.spec import Operation, Spec, load_spec
@@ -70,6 +70,7 @@ class Sandbox:
     validator: Validator
     data: SandboxData
     lifecycle: Lifecycle
+    refusals: dict[str, tuple[int, str]]
 
     @classmethod
     def create(cls, db: str = MEMORY, *, profile: Profile | None = None, faults=(), clock: Clock | None = None,
@@ -80,7 +81,7 @@ class Sandbox:
         clock = clock or Clock()
         data = SandboxData(active)
         sandbox = cls(Store(db), clock, active, spec, profile, Validator(spec=spec, profile=profile), data,
-                      Lifecycle(spec, profile, clock, active, data))
+                      Lifecycle(spec, profile, clock, active, data), refusals(spec, profile))
         with sandbox.store.transaction() as tx:
             if tx.is_empty():
                 data.initialize(tx)  # A32: a new database starts with the fixed test data
@@ -150,9 +151,18 @@ def refusal(findings: list[Finding], faults: F.ActiveFaults, op: Operation | Non
     return error_reply(op, status, [(f.code or "FORMAT_ERROR", _message_path(f.pointer), f.message) for f in first])
 
 
-def refused_reply(op: Operation | None, refused: Refused, faults: F.ActiveFaults) -> Reply:
-    status, code = REFUSALS[refused.reason]
-    if refused.reason == D.PAYMENT_FAILED and F.LACK_OF_FUNDS_500 in faults:
+def refusals(spec: Spec, profile: Profile) -> dict[str, tuple[int, str]]:
+    """REFUSALS with the refused cancellation of the profile (A5, A27), else of the spec's x-cancellation."""
+    decided = spec.operation("deletePayment").raw["x-cancellation"]["refused"]
+    chosen = profile.cancellation_refused
+    status = (chosen.status if chosen and chosen.status else None) or decided["status"]
+    code = (chosen.code if chosen and chosen.code else None) or decided["code"]
+    return {**REFUSALS, D.CANCELLATION_REFUSED: (status, code)}
+
+
+def refused_reply(s: "Sandbox", op: Operation | None, refused: Refused) -> Reply:
+    status, code = s.refusals[refused.reason]
+    if refused.reason == D.PAYMENT_FAILED and F.LACK_OF_FUNDS_500 in s.faults:
         status, code = 500, "SYSTEM_ERROR"
     return error_reply(op, status, [(code, refused.path, refused.text)])
 
@@ -284,12 +294,12 @@ def _serve(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -
             if logged:  # A29: the same request answers the first response; another one is a conflict
                 if (logged["method"], logged["target"], logged["body_sha256"]) == (checked.method, checked.target, body_sha):
                     return Reply(logged["status"], json.loads(logged["response"]) if logged["response"] else None)
-                return refused_reply(checked.op, Refused(D.CONFLICT, f"X-Request-ID {request_id} was already used "
-                                                         "for a different request"), s.faults)
+                return refused_reply(s, checked.op, Refused(D.CONFLICT, f"X-Request-ID {request_id} was already "
+                                                            "used for a different request"))
         try:
             reply = handler(s, tx, checked)
         except Refused as refused:
-            reply = refused_reply(checked.op, refused, s.faults)
+            reply = refused_reply(s, checked.op, refused)
         if write:
             tx.log_request({"tpp": checked.tpp, "request_id": request_id, "method": checked.method,
                             "target": checked.target, "body_sha256": body_sha, "status": reply.status,

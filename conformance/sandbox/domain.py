@@ -19,6 +19,7 @@ from .storage import Tx
 NOT_FOUND = "not-found"                  # a resource in the path does not exist (for this TPP)
 UNKNOWN_REFERENCE = "unknown-reference"  # a resource named in the body does not exist
 CONFLICT = "conflict"                    # the resource's state does not allow the operation
+CANCELLATION_REFUSED = "cancellation-refused"  # a DELETE the payment's or basket's state refuses (A5, A27)
 PAYMENT_FAILED = "payment-failed"        # insufficient funds
 INVALID = "invalid"                      # a value the request check cannot judge (needs the sandbox's state)
 

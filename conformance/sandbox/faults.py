@@ -56,11 +56,11 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
           "a body altered after signing is accepted", "app.refusal (finding filter)",
           hides=("digest-mismatch", "digest-missing", "digest-malformed", "digest-algorithm")),
     Fault(LACK_OF_FUNDS_500, "insufficient funds is 400 PAYMENT_FAILED, never 500 (A7, Errors 4)",
-          "authorising a payment rejected for lack of funds answers 500 SYSTEM_ERROR", "app.REFUSALS lookup"),
+          "authorising a payment rejected for lack of funds answers 500 SYSTEM_ERROR", "app.refused_reply"),
     Fault(PDNG_DELETION_ALLOWED, "deleting a PDNG payment is 409 CONFLICT (A5, A27)",
           "a PDNG payment is cancelled with 204", "lifecycle.Lifecycle.cancel_payment"),
     Fault(PAGINATION_OFF_BY_ONE, "offset counts the transactions skipped before the limit (A22)",
-          "one transaction too many is skipped", "domain.paginate"),
+          "one transaction too many is skipped", "domain.SandboxData.paginate"),
     Fault(CREATED_200, "a creation answers 201 (Endpoints; A15)", "creations answer 200",
           "app.created"),
     Fault(STATUS_MISSING, "the payment status response carries transactionStatus (A3)",
@@ -71,10 +71,10 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(FOREIGN_PAYMENT_READABLE, "another TPP's payment does not exist for a TPP: 404 RESOURCE_UNKNOWN (A28)",
           "any TPP reads any payment by id", "lifecycle.Lifecycle.find_payment"),
     Fault(REQUEST_ID_REPLAY_DUPLICATES, "a repeated X-Request-ID with the same request answers the first response (A29)",
-          "the repeated request creates a second payment", "app.write (replay lookup)"),
+          "the repeated request creates a second payment", "app._serve (X-Request-ID replay lookup)"),
     Fault(WRITE_LOST, "every 201 is stored exactly once, also under concurrent load",
           "the payment id is taken before the request is checked, so concurrent creations overwrite each other",
-          "app.create_payment"),
+          "app.create_payment_endpoint"),
 )}
 
 

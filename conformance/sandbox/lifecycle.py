@@ -19,7 +19,7 @@ from validator.spec import Spec
 
 from . import faults as F
 from .clock import Clock
-from .domain import (CONFLICT, NOT_FOUND, PAYMENT_FAILED, UNKNOWN_REFERENCE, Refused, SandboxData,
+from .domain import (CANCELLATION_REFUSED, CONFLICT, NOT_FOUND, PAYMENT_FAILED, UNKNOWN_REFERENCE, Refused, SandboxData,
                      account_reference, format_amount, full_reference, link, opaque_id, owns_reference, to_minor)
 from .storage import Tx
 
@@ -27,7 +27,7 @@ from .storage import Tx
 TRANSITIONS: dict[str, dict[str, str]] = {
     "sca-finalised": {"RCVD": "PDNG"},               # A24: the PSU authorised
     "sca-failed": {"RCVD": "RJCT"},                  # A24: unknown customer, not the debtor's owner, no funds
-    "cancel": {"RCVD": "CANC"},                      # A27 (PDNG, ACSC, PART, RJCT, CANC: 409, A5)
+    "cancel": {"RCVD": "CANC"},                      # A27; the spec's x-cancellation of deletePayment rules
     "executed": {"PDNG": "ACSC"},                    # A25: every entry booked
     "executed-partly": {"PDNG": "PART"},             # A25: some entries of a bulk booked
     "rejected": {"PDNG": "RJCT"},                    # A25: no entry booked (funds)
@@ -62,7 +62,7 @@ def payment_path(row: dict) -> str:
 
 def batch_times(spec: Spec, profile: Profile) -> tuple[_dt.time, ...]:
     """A25: the profile's batch-run times, else the spec's ``x-batch-run-times`` (Europe/Oslo wall clock)."""
-    times = getattr(profile, "batch_run_times", None) or spec.operation(BATCH_OPERATION).raw["x-batch-run-times"]["times"]
+    times = profile.batch_run_times or spec.operation(BATCH_OPERATION).raw["x-batch-run-times"]["times"]
     return tuple(sorted(t if isinstance(t, _dt.time) else _dt.time.fromisoformat(t) for t in times))
 
 
@@ -72,11 +72,14 @@ class Lifecycle:
         self.minor_units = spec.minor_units
         self.ranking = basket_ranking(SimpleNamespace(spec=spec, profile=profile))
         self.batch_times = batch_times(spec, profile)
+        cancellation = spec.operation("deletePayment").raw["x-cancellation"]
+        self.transitions = {**TRANSITIONS, "cancel": {s: cancellation["becomes"] for s in cancellation["cancellable"]}}
+        self.refuse_duplicates = profile.logical_duplicates == "refused"   # A30 (profile: yes)
 
     # ---- transitions ----
     def _move(self, tx: Tx, row: dict, event: str, funds_available: bool | None = None, *,
               allowed: dict[str, str] | None = None) -> bool:
-        target = (allowed or TRANSITIONS[event]).get(row["status"])
+        target = (allowed or self.transitions[event]).get(row["status"])
         if target is None:
             return False
         tx.set_payment_status(row["id"], target, funds_available)
@@ -110,7 +113,7 @@ class Lifecycle:
                        allow_duplicate: bool, seq: int | None = None) -> dict:
         now = self.clock.now()
         fingerprint = self.fingerprint(service, product, body)
-        if not allow_duplicate:
+        if not allow_duplicate and self.refuse_duplicates:
             earlier = tx.logical_duplicate(tpp, fingerprint, _iso(now - DUPLICATE_WINDOW), NOT_DUPLICATES)
             if earlier:
                 raise Refused(CONFLICT, f"logical duplicate of payment {earlier['id']} (same accounts, amounts, date "
@@ -157,13 +160,13 @@ class Lifecycle:
 
     def cancel_payment(self, tx: Tx, row: dict) -> None:
         """A27: a RCVD payment is cancelled; any other status is a conflict (A5 for PDNG)."""
-        allowed = TRANSITIONS["cancel"]
+        allowed = self.transitions["cancel"]
         if F.PDNG_DELETION_ALLOWED in self.faults:
             allowed = {**allowed, "PDNG": "CANC"}
         if not self._move(tx, row, "cancel", allowed=allowed):
             why = ("it is pending execution (PDNG) after the PSU's authorisation" if row["status"] == "PDNG"
                    else f"its status is {row['status']}")
-            raise Refused(CONFLICT, f"payment {row['id']} cannot be deleted: {why}")
+            raise Refused(CANCELLATION_REFUSED, f"payment {row['id']} cannot be deleted: {why}")
 
     # ---- baskets ----
     def find_basket(self, tx: Tx, tpp: str, basket_id: str) -> dict:
@@ -202,7 +205,7 @@ class Lifecycle:
     def delete_basket(self, tx: Tx, basket: dict) -> None:
         """A27: before its authorisation finalised a basket is deleted (its payments untouched), after it not."""
         if basket["state"] != BASKET_OPEN:
-            raise Refused(CONFLICT, f"signing basket {basket['id']} is authorised and cannot be deleted")
+            raise Refused(CANCELLATION_REFUSED, f"signing basket {basket['id']} is authorised and cannot be deleted")
         tx.set_basket_state(basket["id"], BASKET_DELETED)
 
     # ---- authorisation (A23) and SCA (A24) ----
@@ -301,7 +304,7 @@ class Lifecycle:
             booked = sum(self._book(tx, p, body, e, debtor, day) for e in entries(body))
             total = len(entries(body))
             event = "executed" if booked == total else "executed-partly" if booked else "rejected"
-            self._move(tx, p, event, booked == total)
+            self._move(tx, p, event, {"executed": True, "rejected": False}.get(event))  # PART: neither
             (executed if booked else rejected).append(p["id"])
         return {"executed": executed, "rejected": rejected}
 

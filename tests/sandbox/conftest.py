@@ -17,7 +17,7 @@ import uvicorn
 from conformance.client import Identity, SignedClient
 from conformance.sandbox import Sandbox, create_app
 from conformance.sandbox.clock import Clock
-from validator import Validator
+from validator.api import Validator
 from validator.findings import ERROR
 from validator.request import resolve_operation
 from validator.spec import load_spec

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from conformance.client import Identity, SignedClient
 from conformance.sandbox.cli import sandbox
 from conformance.sandbox.faults import FAULTS
+from validator.cli import main
 
 
 def test_faults_lists_every_switch():
@@ -26,6 +27,8 @@ def test_faults_lists_every_switch():
 def test_registered_as_an_obvalidate_command():
     found = [e for e in entry_points(group="obvalidate.commands") if e.name == "sandbox"]
     assert found and found[0].load() is sandbox
+    result = CliRunner().invoke(main, ["sandbox", "faults"])
+    assert result.exit_code == 0 and all(name in result.output for name in FAULTS)
 
 
 def test_serve_refuses_unknown_fault_and_bad_instant():

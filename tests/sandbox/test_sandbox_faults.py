@@ -178,3 +178,22 @@ def test_fault_switch_breaks_its_behaviour(faults, env, checker):
     assert not SCENARIOS[name](env), f"{name}: the switch changed nothing"
     if name in CAUGHT_BY_RESPONSE_KINDS:
         assert checker.problems, f"{name}: the validator's response kinds did not refuse the broken answer"
+
+
+def test_each_switch_is_consulted_at_exactly_one_place():
+    """style.md: a registry of toggles, each consulted at one place, not flags threaded through every function."""
+    import re
+    from pathlib import Path
+
+    package = Path(F.__file__).parent
+    sources = {p.name: p.read_text(encoding="utf-8") for p in package.glob("*.py") if p.name != "faults.py"}
+    constants = {name: value for name, value in vars(F).items() if isinstance(value, str) and value in F.FAULTS}
+    assert set(constants.values()) == set(F.FAULTS)
+    for constant, name in constants.items():
+        uses = [f for f, text in sources.items() for _ in re.finditer(rf"\bF\.{constant}\b", text)]
+        expected = 0 if F.FAULTS[name].hides else 1
+        assert len(uses) == expected, f"{name} consulted in {uses}"
+        module = F.FAULTS[name].where.split(".")[0]
+        assert uses == [] or uses == [f"{module}.py"], f"{name}: registry says {F.FAULTS[name].where}"
+    filters = [f for f, text in sources.items() for _ in re.finditer(r"\.hidden_rules\b", text)]
+    assert filters == ["app.py"]

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
-import pytest
-
-from conftest import TODAY, in_days
+from conftest import in_days
 from flows import (BULK, EMPTY, EUR, KARI_NOK, PERIODIC, REDIRECT, SEPA, SESSION, authorise, batch, bulk_body,
                    create, sca, sepa, sepa_body, start, status)
 
@@ -241,25 +239,32 @@ def test_periodic_payment_is_authorised_but_never_executed_by_batch(tpp, browser
     assert tpp.call("getPayment", path={**PERIODIC, "paymentId": pid}).json()["frequency"] == "Monthly"
 
 
-def _validator_refuses(sandbox, **extra) -> bool:
-    """Whether the validator has the A31 rule yet (the sandbox's request check is the validator's)."""
-    from validator import Validator
-
-    return not Validator(today=TODAY).validate(periodic_body(sandbox, **extra), "periodic-payment").valid
-
-
 MONTHS_TWICE = {"frequency": "MonthlyVariable", "monthsOfExecution": ["1", "6", "1"]}
 
 
 def test_periodic_months_of_execution_twice(tpp, sandbox):
-    if not _validator_refuses(sandbox, **MONTHS_TWICE):
-        pytest.skip("the validator has no rule for duplicate monthsOfExecution yet (A31)")
     r = tpp.call("createPeriodicPayment", body=periodic_body(sandbox, **MONTHS_TWICE))
     assert r.status_code == 400 and r.json()["tppMessages"][0]["code"] == "FORMAT_ERROR"
 
 
 def test_periodic_start_date_in_the_past(tpp, sandbox):
-    if not _validator_refuses(sandbox, startDate=in_days(sandbox, -1)):
-        pytest.skip("the validator has no rule for a past startDate yet (A31)")
     r = tpp.call("createPeriodicPayment", body=periodic_body(sandbox, startDate=in_days(sandbox, -1)))
     assert r.status_code == 400 and r.json()["tppMessages"][0]["code"] == "EXECUTION_DATE_INVALID"
+
+
+def test_profile_choices(server, sandbox, tpp, browser):
+    """The profile's A5/A27 refusal, A25 batch times and A30 duplicates are what the sandbox does."""
+    from validator.context import Profile
+
+    from conformance.sandbox import Sandbox
+
+    profile = Profile.from_mapping({"cancellation-refused": {"status": 400, "code": "FORMAT_ERROR"},
+                                    "batch-run-times": ["10:45"], "logical-duplicates": "allowed"})
+    server.app.state.sandbox = Sandbox.create(profile=profile, clock=sandbox.clock)
+    first = sepa(tpp, "5.00")
+    assert tpp.call("createSepaCreditTransfer", body=sepa_body("5.00")).status_code == 201   # duplicates allowed
+    authorise(tpp, browser, first, KARI)
+    r = tpp.call("deletePayment", path={**SEPA, "paymentId": first})
+    assert r.status_code == 400 and r.json()["tppMessages"][0]["code"] == "FORMAT_ERROR"
+    sandbox.clock.set("2026-07-01T08:46:00Z")        # 10:46 Oslo: the profile's only run has happened
+    assert status(tpp, first)["transactionStatus"] == "ACSC"

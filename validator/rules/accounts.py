@@ -113,7 +113,7 @@ def _account_id(account) -> str | None:
     "same-debtor-creditor",
     name="Debtor and creditor accounts differ",
     ref=REF,
-    targets=["SepaCreditTransferRequest", "BulkPaymentRequest"],
+    targets=["SepaCreditTransferRequest", "BulkPaymentRequest", "PeriodicPaymentRequest"],
     severity=WARNING,
     good=Example("bulk-payment", base=BULK),
     bad=Example("bulk-payment", base=BULK, patch=(("/payments/2/creditorAccount/bban", "12547919074"),), pointer="/payments/2/creditorAccount"),

@@ -55,7 +55,7 @@ def _kid_problem(reference: str, algorithms: tuple[str, ...]) -> str | None:
     name="KID has a valid MOD10 or MOD11 check digit",
     ref=REF,
     targets=["RemittanceStructured"],
-    kinds=["bulk-payment"],
+    kinds=["bulk-payment", "periodic-payment"],
     code="KID_INVALID",
     status=400,
     assumptions=["A11"],

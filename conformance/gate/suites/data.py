@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from conformance.sandbox import testdata
 
+from ..model import Expected, NotExercised
 from ..session import Session
 
 SEPA = {"payment-service": "payments", "payment-product": "sepa-credit-transfers"}
@@ -18,6 +19,8 @@ KARI, INGRID = testdata.KARI, testdata.INGRID
 EUR_ACCOUNT, KARI_NOK, NEARLY_EMPTY = testdata.EUR_ACCOUNT, testdata.ACCOUNTS[0], testdata.NEARLY_EMPTY
 CREDITOR_IBAN = "DE89370400440532013000"
 CREDITOR_BBAN = testdata.ACCOUNTS[3]["bban"]  # Ola's account: a creditor inside the sandbox
+# A28: a paymentId that is not this TPP's payment (another TPP's, or none at all) in a basket.
+UNKNOWN_REFERENCE = Expected((400,), ("RESOURCE_UNKNOWN",), "a basket's paymentId that is not this TPP's payment (A28)")
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,6 @@ def sandbox_resources(session: Session) -> Resources:
     customers = exchange.response.json() if exchange.answer.status == 200 else []
     kari = next((c for c in customers if isinstance(c, dict) and c.get("customerNumber") == KARI), None)
     if not kari or not kari.get("accounts") or not kari.get("cardAccounts"):
-        from ..model import NotExercised
-
         raise NotExercised("the target's sandbox data lacks the fixed test customer of A32 with accounts")
     ids = [a if isinstance(a, str) else a.get("resourceId") for a in kari["accounts"]]
     cards = [a if isinstance(a, str) else a.get("resourceId") for a in kari["cardAccounts"]]

@@ -16,7 +16,7 @@ from validator.signing.keyid import format_key_id
 
 from ..model import Expected, check
 from ..session import Session
-from .data import REDIRECT, SEPA, SESSION_ID, sepa_body
+from .data import REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE, sepa_body
 
 OPERATION = "createSepaCreditTransfer"
 REFS = ("A8", "Signing")
@@ -129,7 +129,6 @@ for _id, _title, _build, _at in SIGNING_CHECKS:
 # ---------------------------------------------------------------- another TPP's payment (A28)
 FOREIGN = ("A28",)
 NOT_THERE = Expected((404,), ("RESOURCE_UNKNOWN",), "another TPP's payment does not exist (A28)")
-UNKNOWN_REFERENCE = Expected((400,), ("RESOURCE_UNKNOWN",), "another TPP's payment as a basket's paymentId (A28)")
 
 
 def _foreign_payment(session: Session) -> str | None:

@@ -163,13 +163,13 @@ def left_out_reason(rule_id: str) -> str | None:
 
 def register() -> None:
     rules = catalogue()
-    check(f"semantic:{CONTROL}", suite="semantic", title="valid requests are accepted",
-          refs=("Endpoints",))(_run(None, tuple(OPERATIONS)))
+    check(f"semantic:{CONTROL}", suite="semantic", title="valid requests are accepted (the debtor account need not "
+          "exist at creation)", refs=("Endpoints", "A26"))(_run(None, tuple(OPERATIONS)))
     for rule_id, kinds in _request_mutations().items():
         if not any(k in OPERATIONS for k in kinds):
             continue  # basket rules: the stateful suite sends them with payments the target holds
         rule = rules[rule_id]
-        refs = tuple(dict.fromkeys([rule.ref, *rule.assumptions]))
+        refs = tuple(dict.fromkeys([rule.ref, *rule.assumptions, "A6"]))  # A6: the refusal's error body
         check(f"semantic:{rule_id}", suite="semantic", title=rule.name, refs=refs)(_run(rule_id, kinds))
 
 

@@ -1,0 +1,128 @@
+"""The conformance gate under pytest: one test per check, the same checks and findings as ``obvalidate conform``.
+
+    pytest -p conformance.gate.pytest_plugin --ob-target http://127.0.0.1:8080 [--ob-suite security,stateful]
+           [--ob-check 'semantic:amount-*'] [--ob-max-examples 10] [--ob-seed 0] [--ob-profile F]
+           [--ob-cert C --ob-key K]
+
+``--ob-target reference`` starts the bundled reference sandbox for the session. Without ``--ob-target`` the plugin
+adds nothing. A check with findings fails with each finding (rule, section, expected and actual answer, curl
+reproducer); a check the target cannot exercise is skipped with the reason.
+"""
+from __future__ import annotations
+
+import pytest
+
+from .model import SUITES
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("obvalidate", "obvalidate conformance gate")
+    group.addoption("--ob-target", default=None, help="Base URL of the implementation under test, or 'reference'.")
+    group.addoption("--ob-suite", default=",".join(SUITES), help="Comma-separated suites.")
+    group.addoption("--ob-check", default="", help="Comma-separated check id patterns.")
+    group.addoption("--ob-max-examples", type=int, default=10, help="Hypothesis examples per rule and operation.")
+    group.addoption("--ob-seed", type=int, default=0, help="Seed of the generated cases.")
+    group.addoption("--ob-profile", default=None, help="Implementer profile (YAML).")
+    group.addoption("--ob-cert", default=None, help="TPP certificate (PEM); throwaway identities without it.")
+    group.addoption("--ob-key", default=None, help="Its private key (PEM).")
+
+
+class _Run:
+    """The session's target and Session, opened on first use."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.session = None
+        self._serving = None
+
+    def get(self):
+        if self.session is None:
+            from conformance.client import Identity
+            from validator.context import DEFAULT_PROFILE, Profile
+            from validator.spec import load_spec
+
+            from .session import Identities, Session
+            from .target import serving
+
+            opt = self.config.getoption
+            profile = Profile.load(opt("--ob-profile")) if opt("--ob-profile") else DEFAULT_PROFILE
+            self._serving = serving(opt("--ob-target"), profile=profile if opt("--ob-profile") else None)
+            base_url = self._serving.__enter__()
+            identities = Identities.throwaway()
+            if opt("--ob-cert"):
+                identities = Identities(Identity.from_files(opt("--ob-key"), opt("--ob-cert")), identities.other)
+            self.session = Session(base_url, load_spec(), profile, identities, seed=opt("--ob-seed"),
+                                   max_examples=opt("--ob-max-examples"))
+        return self.session
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+        if self._serving is not None:
+            self._serving.__exit__(None, None, None)
+
+
+class CheckItem(pytest.Item):
+    def __init__(self, *, check, run: _Run, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.check = check
+        self.run = run
+
+    def runtest(self) -> None:
+        from .model import NotExercised
+
+        session = self.run.get()
+        session.begin(self.check.suite, self.check.id)
+        try:
+            self.check(session)
+        except NotExercised as why:
+            pytest.skip(f"not exercised: {why}")
+        findings = [f for (check_id, _op), o in session.outcomes.items() if check_id == self.check.id
+                    for f in o.findings]
+        if findings:
+            raise CheckFailed(findings)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, CheckFailed):
+            return "\n".join(f"{f.operation}: rule {f.rule} ({f.ref}): {f.message}\n  expected {f.expected}; "
+                             f"actual {f.actual}\n  reproduce: {f.curl}" for f in excinfo.value.findings)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.check.id}: {self.check.title}"
+
+
+class CheckFailed(Exception):
+    def __init__(self, findings) -> None:
+        super().__init__(f"{len(findings)} findings")
+        self.findings = findings
+
+
+class GateCollector(pytest.Collector):
+    def __init__(self, *, run: _Run, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.run = run
+
+    def collect(self):
+        from .runner import selected
+
+        opt = self.config.getoption
+        suites = tuple(s.strip() for s in opt("--ob-suite").split(",") if s.strip())
+        patterns = tuple(p.strip() for p in opt("--ob-check").split(",") if p.strip())
+        for chk in selected(suites, patterns):
+            yield CheckItem.from_parent(self, name=chk.id, check=chk, run=self.run)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    if not config.getoption("--ob-target"):
+        return
+    run = _Run(config)
+    config._obvalidate_run = run
+    collector = GateCollector.from_parent(session, name="obvalidate-conform", run=run)
+    items.extend(collector.collect())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = getattr(config, "_obvalidate_run", None)
+    if run is not None:
+        run.close()
