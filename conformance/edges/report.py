@@ -163,7 +163,7 @@ header p{margin:0;opacity:.85}main{padding:16px 24px}
 box-shadow:0 1px 2px #0002}.card b{display:block;font-size:22px}.bad b{color:#b3261e}.good b{color:#1e7b34}
 table{border-collapse:collapse;background:#fff;width:100%;margin:6px 0 14px}
 th,td{border-bottom:1px solid #e3e6ea;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#eef1f5;font-weight:600}td.n{text-align:right}code{font:12px ui-monospace,monospace;
+th{background:#eef1f5;font-weight:600}td.n{text-align:right}code{font:12px ui-monospace,monospace;unicode-bidi:isolate;
 word-break:break-all}section.group{background:#fff;border-radius:8px;margin:10px 0;padding:4px 14px;
 box-shadow:0 1px 2px #0002}section.group h3{margin:8px 0 2px;font-size:15px}.section{color:#5b6575;font-size:12px}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;margin-left:6px}
