@@ -359,17 +359,18 @@ def _iban_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str, A
     yield f"print format with spaces: {spaced!r}", spaced, "iban-invalid"
     yield "lower case", value.lower(), "iban-invalid"
     yield "one character more", value + "0", "iban-invalid"
-    first10 = _bban_first10(fails=True)
+    first10 = _bban_first10(has_check_digit=True)
     bad = first10 + str((int(norwegian_bban_check_digit(first10)) + 1) % 10)
     yield f"Norwegian IBAN, account number failing MOD11 ({make_iban('NO', bad)})", make_iban("NO", bad), \
         "iban-national-check"
 
 
-def _bban_first10(*, fails: bool) -> str:
-    """The first ten digits of the smallest Norwegian account number with (or without) a MOD11 check digit."""
+def _bban_first10(*, has_check_digit: bool) -> str:
+    """The first ten digits of the first Norwegian account number from 1203.00.0000 on with (or without: remainder
+    10) a MOD11 check digit."""
     for n in itertools.count(1203_00_0000):
         first10 = f"{n:010d}"
-        if (norwegian_bban_check_digit(first10) is not None) == fails:
+        if (norwegian_bban_check_digit(first10) is not None) == has_check_digit:
             return first10
     raise AssertionError("unreachable")
 
@@ -381,7 +382,7 @@ def _bban_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str, A
         return
     bban = value["bban"]
     wrong = str((int(bban[10]) + 1) % 10)
-    no_check = _bban_first10(fails=False)
+    no_check = _bban_first10(has_check_digit=False)
     for label, text, rule in (("valid", bban, "bban-check-digit"),
                               ("MOD11 check digit off by one", bban[:10] + wrong, "bban-check-digit"),
                               ("no valid MOD11 check digit exists (remainder 10)", no_check + "0", "bban-check-digit"),
