@@ -42,6 +42,8 @@ Two layers:
        its dates not after today.
    ``SandboxAccountTransactionInput``
        bookingDate not after valueDate.
+   ``ErrorBody``
+       status and code one of the pairs in its ``x-status-codes``.
 
 Nothing here copies a code set, a limit or the minor-unit table: they are read from the spec.
 
@@ -134,6 +136,7 @@ class SpecStrategies:
             "PaymentStatusResponse": self.payment_status_response,
             "SandboxCardTransactionInput": self.sandbox_card_transaction_input,
             "SandboxAccountTransactionInput": self.sandbox_account_transaction_input,
+            "ErrorBody": self.error_body,
         }
 
     # ------------------------------------------------------------------ the compiler
@@ -469,6 +472,17 @@ class SpecStrategies:
             return entry
 
         return self.object(schema).map(ordered)
+
+    def error_body(self) -> st.SearchStrategy:
+        """status and code a pair of the spec's x-status-codes (the Errors table, A7, A8)."""
+        schema = self.spec.schema("ErrorBody")
+        pairs = [(p["status"], code) for p in schema["x-status-codes"] for code in p["codes"]]
+
+        def paired(pair_and_body: tuple) -> dict:
+            (status, code), body = pair_and_body
+            return {**body, "status": status, "code": code}
+
+        return st.tuples(st.sampled_from(pairs), self.object(schema)).map(paired)
 
     def _is_date(self, schema: dict) -> bool:
         resolved = self.spec.resolve(schema["$ref"]) if "$ref" in schema else schema

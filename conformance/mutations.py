@@ -201,6 +201,13 @@ def m_response_amount_digits(p, data):
     return Mutant(p)
 
 
+def m_error_status_code(p, data):
+    pairs = SPEC.schema("ErrorBody")["x-status-codes"]
+    paired = {q["status"] for q in pairs if p["code"] in q["codes"]}
+    p["status"] = data.draw(st.sampled_from(sorted({q["status"] for q in pairs} - paired)), label="status")
+    return Mutant(p)
+
+
 def _entries(p) -> list[dict]:
     entries = p.get("payments") if isinstance(p, dict) else None
     return entries if isinstance(entries, list) else []
@@ -572,6 +579,8 @@ MUTATIONS: dict[str, tuple[tuple[str, ...], MutateFn]] = {
     "basket-payment-unknown": (("signing-basket",), m_basket_payment_unknown),
     "basket-status-worst-case": (("signing-basket-response",), m_basket_status_worst_case),
     "funds-unavailable-rejected": (("payment-status",), m_funds_unavailable_rejected),
+    # error bodies
+    "error-status-code": (("error",), m_error_status_code),
     # properties
     "unknown-property": (REQUEST_KINDS, m_unknown_property),
     "currency-product-mismatch": (PAYMENTS + (PERIODIC,), m_currency_product_mismatch),

@@ -1590,11 +1590,11 @@ def test_fixed_test_data_a32(spec, decisions) -> None:
 
 
 def test_lifecycle_profile_keys_are_profile_settings(spec) -> None:
-    from validator.context import PROFILE_SCHEMA, ConfigError, Profile
+    from validator.context import ConfigError, Profile, profile_schema
 
     keys = {aid: a["profile-key"] for aid, a in spec.assumptions.items() if a.get("profile") and int(aid[1:]) >= 23}
     assert keys == {"A25": "batch-run-times", "A27": "cancellation-refused", "A30": "logical-duplicates"}
-    assert set(keys.values()) <= set(PROFILE_SCHEMA["properties"])
+    assert set(keys.values()) <= set(profile_schema()["properties"])
     profile = Profile.from_mapping({"batch-run-times": ["07:00", "19:00"], "cancellation-refused": {"status": 400, "code": "FORMAT_ERROR"},
                                     "logical-duplicates": "allowed"})
     assert profile.batch_run_times == ("07:00", "19:00") and profile.logical_duplicates == "allowed"

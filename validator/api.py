@@ -26,14 +26,18 @@ class Validator(PayloadValidator):
         if kind == REQUEST_KIND or (kind is None and looks_like_envelope(payload)):
             from .request.checker import check_request  # lazily: cryptography is not on the payload path
 
-            return check_request(self, payload, source=source)
+            report = check_request(self, payload, source=source)
+            report.detected = kind is None
+            return report
         return super().validate(payload, kind, source=source)
 
     def validate_bytes(self, data: bytes, kind: str | None = None, *, source: str = "<bytes>") -> Report:
         if kind == REQUEST_KIND or (kind is None and looks_like_http(data)):
             from .request.checker import check_request_bytes
 
-            return check_request_bytes(self, data, source=source)
+            report = check_request_bytes(self, data, source=source)
+            report.detected = kind is None
+            return report
         return super().validate_bytes(data, kind, source=source)  # a JSON envelope comes back through validate
 
     def validate_path(self, path: str | Path, kind: str | None = None) -> list[Report]:

@@ -3,8 +3,10 @@ implementer's profile (overrides of the decisions marked "profile: yes").
 """
 from __future__ import annotations
 
+import calendar
 import datetime as _dt
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -23,95 +25,213 @@ def today_in_oslo(now: _dt.datetime | None = None) -> _dt.date:
     return (now or _dt.datetime.now(tz=_dt.timezone.utc)).astimezone(OSLO).date()
 
 
+_DAY_RE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                "November", "December")
+
+
+def _calendar_problem(year: int, month: int, day: int) -> str | None:
+    """Why a well-formed YYYY-MM-DD is still no date: blame the month or the day, not the form."""
+    if not 1 <= month <= 12:
+        return f"there is no month {month:02d}"
+    last = calendar.monthrange(year, month)[1]
+    if not 1 <= day <= last:
+        return f"{_MONTH_NAMES[month - 1]} {year} has {last} days, not {day}"
+    return None
+
+
 def parse_day(value: Any, what: str) -> _dt.date:
+    """A date from YYYY-MM-DD text (ConfigError naming ``what`` otherwise)."""
     if isinstance(value, _dt.date):
         return value
-    if isinstance(value, str) and len(value) == 10:
-        try:
+    if isinstance(value, str) and (m := _DAY_RE.fullmatch(value)):
+        problem = _calendar_problem(*map(int, m.groups()))
+        if problem is None:
             return _dt.date.fromisoformat(value)
-        except ValueError:
-            pass
-    raise ConfigError(f"{what} must be a date written YYYY-MM-DD, got {value!r}")
+        raise ConfigError(f"{what} {value!r} is not a date: {problem}")
+    raise ConfigError(f"{what} must be a date written YYYY-MM-DD, e.g. 2026-07-01; got {value!r}")
+
+
+_INSTANT_RE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,][0-9]+)?)?"
+                         r"(?:[Zz]|[+-][0-9]{2}:?[0-9]{2})?")
+
+
+def parse_instant(value: Any, what: str) -> _dt.datetime:
+    """An aware date-time from ISO 8601 text (naive = UTC), worded as :func:`parse_day` words dates."""
+    if isinstance(value, _dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+    if isinstance(value, str) and (m := _INSTANT_RE.fullmatch(value.strip())):
+        year, month, day, hour, minute, second = (int(g or 0) for g in m.groups())
+        problem = _calendar_problem(year, month, day)
+        if problem is None and (hour > 23 or minute > 59 or second > 59):
+            problem = f"{hour:02d}:{minute:02d}:{second:02d} is not a time of day"
+        if problem is None:
+            try:
+                parsed = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+            except ValueError:
+                problem = "the UTC offset is out of range"
+            else:
+                return parsed if parsed.tzinfo else parsed.replace(tzinfo=_dt.timezone.utc)
+        raise ConfigError(f"{what} {value!r} is not a date-time: {problem}")
+    raise ConfigError(f"{what} must be a date-time written YYYY-MM-DDTHH:MM:SSZ, e.g. 2026-07-01T10:00:00Z; got {value!r}")
 
 
 # ---------------------------------------------------------------- profile
-PROFILE_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "obvalidate implementer profile",
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "name": {"type": "string"},
-        "today": {"type": "string", "format": "date"},
-        "rules": {
-            "description": "Per rule: severity (error, warning, off) and the status + code to answer (A7, A8, A12, A14, A16, A19, A21).",
-            "type": "object",
-            "additionalProperties": {
+# The algorithm names a profile may allow (A8): the verifier derives the algorithm from the RSA key, and
+# hs2019 is only a label for it (validator/signing/verifier.py).
+SIGNATURE_ALGORITHMS = ("rsa-sha256", "hs2019")
+PROFILE_SCHEMA_FILE = Path(__file__).with_name("profile.schema.json")
+PROFILE_SCHEMA_ID = "https://obvalidate.invalid/profile.schema.json"
+
+
+def build_profile_schema() -> dict:
+    """The JSON Schema of implementer profiles, with the spec's operation ids, message codes and
+    statuses and the rule catalogue's ids as enums (editors complete them; `obvalidate profile
+    schema` prints it). Shipped as validator/profile.schema.json; a test keeps the file current."""
+    from .rules import catalogue
+    from .spec import load_spec
+
+    spec = load_spec()
+    rule_ids = sorted(catalogue())
+    payment_statuses = list(spec.code_set("TransactionStatusBulk"))
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": PROFILE_SCHEMA_ID,
+        "title": "obvalidate implementer profile",
+        "description": "Overrides of the decisions marked 'profile: yes' (A1-A32). Generated from spec/openapi.yaml "
+        "and the rule catalogue by validator.context.build_profile_schema.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string"},
+            "today": {"type": "string", "format": "date", "description": "The date rules compare against (YYYY-MM-DD)."},
+            "rules": {
+                "description": "Per rule: severity (error, warning, off) and the status + code to answer (A5, A7, A8, A12, A14, A16, A19, A21).",
+                "type": "object",
+                "propertyNames": {"title": "rule id", "description": "See `obvalidate rules`.", "enum": rule_ids},
+                "additionalProperties": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "severity": {"enum": list(SEVERITY_CHOICES)},
+                        "code": {"title": "message code of the interface", "enum": list(spec.code_set("MessageCode"))},
+                        "status": {"type": "integer", "minimum": 100, "maximum": 599},
+                    },
+                },
+            },
+            "amount-digits": {
+                "description": "A9: request amounts carry at most the minor-unit digits (at-most) or exactly that many (exact).",
+                "enum": ["at-most", "exact"],
+            },
+            "kid": {
+                "description": "A11: which referenceType values mark a KID (null = referenceType absent) and which check digits count.",
                 "type": "object",
                 "additionalProperties": False,
                 "properties": {
-                    "severity": {"enum": list(SEVERITY_CHOICES)},
-                    "code": {"type": "string"},
-                    "status": {"type": "integer", "minimum": 100, "maximum": 599},
+                    "reference-types": {"type": "array", "items": {"type": ["string", "null"]}},
+                    "algorithms": {"type": "array", "items": {"title": "KID check digit algorithm", "enum": ["mod10", "mod11"]}, "minItems": 1},
                 },
             },
-        },
-        "amount-digits": {
-            "description": "A9: request amounts carry at most the minor-unit digits (at-most) or exactly that many (exact).",
-            "enum": ["at-most", "exact"],
-        },
-        "kid": {
-            "description": "A11: which referenceType values mark a KID (null = referenceType absent) and which check digits count.",
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "reference-types": {"type": "array", "items": {"type": ["string", "null"]}},
-                "algorithms": {"type": "array", "items": {"enum": ["mod10", "mod11"]}, "minItems": 1},
+            "basket-status-ranking": {
+                "description": "A2: basket values worst first, each with the payment statuses it summarises.",
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["basket", "payments"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "basket": {"title": "basket status", "enum": list(spec.code_set("TransactionStatusBasket"))},
+                        "payments": {"type": "array", "items": {"title": "payment status", "enum": payment_statuses}},
+                    },
+                },
             },
-        },
-        "basket-status-ranking": {
-            "description": "A2: basket values worst first, each with the payment statuses it summarises.",
-            "type": "array",
-            "items": {
+            "signature": {
+                "description": "A8: accepted signature algorithms and the Date window.",
                 "type": "object",
-                "required": ["basket", "payments"],
                 "additionalProperties": False,
-                "properties": {"basket": {"type": "string"}, "payments": {"type": "array", "items": {"type": "string"}}},
+                "properties": {
+                    "algorithms": {"type": "array", "items": {"title": "signature algorithm", "enum": list(SIGNATURE_ALGORITHMS)}, "minItems": 1},
+                    "date-window-seconds": {"type": "integer", "minimum": 0},
+                },
+            },
+            "paths": {
+                "description": "A1, A15: operationId -> path template where the implementation serves it.",
+                "type": "object",
+                "propertyNames": {"title": "operation id", "description": "An operationId of spec/openapi.yaml.", "enum": sorted(spec.operations)},
+                "additionalProperties": {"type": "string", "pattern": "^/"},
+            },
+            "batch-run-times": {
+                "description": "A25: the sandbox's batch run times, HH:MM in Europe/Oslo (default: the spec's x-batch-run-times).",
+                "type": "array",
+                "minItems": 1,
+                "uniqueItems": True,
+                "items": {"type": "string", "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$"},
+            },
+            "cancellation-refused": {
+                "description": "A5, A27: status and code answering a DELETE the payment's or basket's state refuses (default: the spec's x-cancellation, 409 CONFLICT).",
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "status": {"type": "integer", "minimum": 100, "maximum": 599},
+                    "code": {"title": "message code of the interface", "enum": list(spec.code_set("MessageCode"))},
+                },
+            },
+            "logical-duplicates": {
+                "description": "A30: a logical duplicate creation without allowLogicalDuplicate=true is refused (409 CONFLICT) or allowed.",
+                "enum": ["refused", "allowed"],
             },
         },
-        "signature": {
-            "description": "A8: accepted signature algorithms and the Date window.",
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "algorithms": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                "date-window-seconds": {"type": "integer", "minimum": 0},
-            },
-        },
-        "paths": {
-            "description": "A1, A15: operationId -> path template where the implementation serves it.",
-            "type": "object",
-            "additionalProperties": {"type": "string", "pattern": "^/"},
-        },
-        "batch-run-times": {
-            "description": "A25: the sandbox's batch run times, HH:MM in Europe/Oslo (default: the spec's x-batch-run-times).",
-            "type": "array",
-            "minItems": 1,
-            "uniqueItems": True,
-            "items": {"type": "string", "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$"},
-        },
-        "cancellation-refused": {
-            "description": "A5, A27: status and code answering a DELETE the payment's or basket's state refuses (default: the spec's, 409 CONFLICT).",
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"status": {"type": "integer", "minimum": 100, "maximum": 599}, "code": {"type": "string"}},
-        },
-        "logical-duplicates": {
-            "description": "A30: a logical duplicate creation without allowLogicalDuplicate=true is refused (409 CONFLICT) or allowed.",
-            "enum": ["refused", "allowed"],
-        },
-    },
-}
+    }
+
+
+def profile_schema() -> dict:
+    """The shipped profile schema (validator/profile.schema.json)."""
+    cached = _PROFILE_SCHEMA_CACHE.get("schema")
+    if cached is None:
+        cached = _PROFILE_SCHEMA_CACHE["schema"] = json.loads(PROFILE_SCHEMA_FILE.read_text(encoding="utf-8"))
+    return cached
+
+
+_PROFILE_SCHEMA_CACHE: dict[str, dict] = {}
+
+
+def profile_problem(data: Any, source: str) -> str | None:
+    """The first way ``data`` breaks the profile schema, said plainly, with "did you mean" for a
+    misspelt name; None when it is a valid profile."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(profile_schema(), format_checker=jsonschema.FormatChecker())
+    errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    if not errors:
+        return None
+    e = errors[0]
+    where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
+    return f"{source}: {where}: {_profile_message(e)}"
+
+
+def _profile_message(error) -> str:
+    from .suggest import did_you_mean
+
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "additionalProperties" and schema.get("additionalProperties") is False and isinstance(error.instance, dict):
+        known = sorted(schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(known))
+        return "; ".join(f"unknown key {k!r}{did_you_mean(k, known)}" for k in unknown) + f" (known: {', '.join(known)})"
+    if error.validator == "format" and error.validator_value == "date" and isinstance(error.instance, str):
+        try:
+            parse_day(error.instance, "")
+        except ConfigError as exc:
+            return str(exc).strip()
+    if error.validator == "enum":
+        members = [str(m) for m in error.validator_value]
+        hint = did_you_mean(error.instance, members) if isinstance(error.instance, str) else ""
+        title = schema.get("title")
+        if "propertyNames" in error.schema_path:  # the key itself is unknown
+            return f"unknown {title} {error.instance!r}{hint}"
+        if title:
+            return f"{error.instance!r} is not a {title}{hint}"
+        return f"{error.instance!r} is not one of {', '.join(members)}{hint}"
+    return error.message
 
 
 @dataclass(frozen=True)
@@ -123,7 +243,7 @@ class RuleOverride:
 
 @dataclass(frozen=True)
 class Profile:
-    name: str = "defaults (decisions A1-A22)"
+    name: str = "defaults (decisions A1-A32)"
     today: _dt.date | None = None
     rules: Mapping[str, RuleOverride] = field(default_factory=dict)
     amount_digits: str = "at-most"
@@ -141,30 +261,13 @@ class Profile:
     def from_mapping(cls, data: Any, source: str = "profile") -> "Profile":
         if data is None:
             data = {}
-        import jsonschema
-
-        validator = jsonschema.Draft202012Validator(PROFILE_SCHEMA, format_checker=jsonschema.FormatChecker())
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-        if errors:
-            e = errors[0]
-            where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
-            raise ConfigError(f"{source}: {where}: {e.message}")
-        from .rules import catalogue
-        from .spec import load_spec
-
-        known = catalogue()
-        codes = load_spec().code_set("MessageCode")
-        for rule_id, override in data.get("rules", {}).items():
-            if rule_id not in known:
-                raise ConfigError(f"{source}: rules: unknown rule id {rule_id!r} (see `obvalidate rules`)")
-            if "code" in override and override["code"] not in codes:
-                raise ConfigError(f"{source}: rules/{rule_id}/code: {override['code']!r} is not a message code of the interface")
-        refused = data.get("cancellation-refused")
-        if refused and "code" in refused and refused["code"] not in codes:
-            raise ConfigError(f"{source}: cancellation-refused/code: {refused['code']!r} is not a message code of the interface")
+        problem = profile_problem(data, source)
+        if problem:
+            raise ConfigError(problem)
         kid = data.get("kid", {})
         sig = data.get("signature", {})
         ranking = data.get("basket-status-ranking")
+        refused = data.get("cancellation-refused")
         return cls(
             name=data.get("name", source),
             today=parse_day(data["today"], f"{source}: today") if "today" in data else None,
@@ -190,13 +293,28 @@ class Profile:
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cannot read profile {path}: {exc}") from exc
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
+            data = yaml.load(text, Loader=_profile_loader())
+        except (yaml.YAMLError, ValueError) as exc:  # ValueError: an explicit !!timestamp that is no date
             raise ConfigError(f"profile {path} is not valid YAML: {exc}") from exc
         return cls.from_mapping(_plain_yaml(data), str(path))
 
 
 DEFAULT_PROFILE = Profile()
+
+
+def _profile_loader():
+    """YAML's safe loader without implicit dates: `today: 2026-13-01` reaches the schema as text (and
+    its message), not a ValueError from the YAML library."""
+    import yaml
+
+    class ProfileLoader(yaml.SafeLoader):
+        pass
+
+    ProfileLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return ProfileLoader
 
 
 def _plain_yaml(node: Any, key: str | None = None) -> Any:

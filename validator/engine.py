@@ -11,21 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from . import rules as rules_pkg
-from .context import DEFAULT_PROFILE, Context, Profile, parse_day, today_in_oslo
+from .context import DEFAULT_PROFILE, Context, Profile, parse_day, parse_instant, today_in_oslo
+from .detect import Detection, detect_kind
 from .findings import ERROR, Finding, Report
-from .jsonload import Loaded, jsonl_lines, load_json_bytes
-from .locate import ITEMS, KindLayout, ObjectShape, build_layout, iter_values
+from .jsonload import JSONL_SUFFIXES, Loaded, jsonl_lines, load_json_bytes
+from .locate import KindLayout, ObjectShape, build_layout, iter_values
 from .schema import checker_for
 from .spec import Kind, Spec, load_spec
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Detection:
-    kind: str | None
-    candidates: tuple[str, ...]
-    message: str
 
 
 @dataclass(frozen=True)
@@ -116,16 +110,17 @@ class PayloadValidator:
     def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
         findings: list[Finding] = []
         candidates: tuple[str, ...] = ()
-        if kind is None:
+        detected = kind is None
+        if detected:
             detection = self.detect_kind(payload)
             if detection.kind is None:
                 report = Report(source, None)
                 report.findings.append(self._engine_finding(("kind-undetected", detection.message), ""))
                 return report
             kind, candidates = detection.kind, detection.candidates
-            if len(candidates) > 1:
+            if not detection.confident:
                 findings.append(self._engine_finding(("kind-ambiguous", detection.message), ""))
-        report = Report(source, kind, findings, candidates=candidates if len(candidates) > 1 else ())
+        report = Report(source, kind, findings, candidates=candidates if len(candidates) > 1 else (), detected=detected)
         report.findings.extend(self._check(payload, self.spec.kind(kind)))
         return report
 
@@ -138,12 +133,12 @@ class PayloadValidator:
         return report
 
     def validate_path(self, path: str | Path, kind: str | None = None) -> list[Report]:
-        """A JSON file gives one report; a .jsonl file one report per non-blank line."""
+        """A JSON file gives one report; a .jsonl or .ndjson file one report per non-blank line."""
         path = Path(path)
         size = path.stat().st_size
-        if size > self.max_bytes and path.suffix != ".jsonl":
+        if size > self.max_bytes and path.suffix not in JSONL_SUFFIXES:
             return [self.too_large(str(path), f"the file is {size:,} bytes; the limit is {self.max_bytes:,} bytes (--max-bytes)")]
-        if path.suffix == ".jsonl":
+        if path.suffix in JSONL_SUFFIXES:
             with path.open("rb") as stream:
                 return [self.validate_line(line, kind, f"{path}:{lineno}") for lineno, line in jsonl_lines(stream, self.max_bytes)]
         return [self.validate_bytes(path.read_bytes(), kind, source=str(path))]
@@ -158,53 +153,10 @@ class PayloadValidator:
         """The report of an input refused for its size, unread."""
         return Report(source, None, [self._engine_finding(("json-too-large", message), "")])
 
-    # ---- kind detection ----
-    def detect_kind(self, payload: Any) -> "Detection":
-        """The kind a payload is: the one whose schema it satisfies, else the one it resembles most."""
-        kinds = list(self.spec.kinds.values())
-        fitting = tuple(k.name for k in kinds if checker_for(self.spec, k.schema_name).is_valid(payload))
-        if fitting:
-            message = f"the payload fits {len(fitting)} kinds: {', '.join(fitting)}; checked as {fitting[0]} (pass --kind to choose)"
-            return Detection(fitting[0], fitting, message)
-        scored = sorted(((self._shape_score(payload, k), k.name) for k in kinds), reverse=True)
-        best_score = scored[0][0]
-        if best_score <= 0:
-            names = ", ".join(sorted(k.name for k in kinds))
-            return Detection(None, (), f"cannot tell which kind of payload this is; pass --kind (one of {names})")
-        best = sorted(name for score, name in scored if score == best_score)
-        # Neither fits cleanly: a request-shaped payload is most likely the request itself
-        # (payment-detail responses embed request bodies).
-        requests = [name for name in best if self.spec.kinds[name].is_request]
-        if len(requests) == 1:
-            best = requests
-        message = (
-            f"the payload fits no kind exactly and resembles {len(best)} equally: {', '.join(best)}; "
-            f"checked as {best[0]} (pass --kind to choose)"
-        )
-        return Detection(best[0], tuple(best), message)
-
-    def _shape_score(self, payload: Any, kind: Kind) -> int:
-        schema = self.spec.deref(self.spec.schema(kind.schema_name))
-        if isinstance(payload, list):
-            if schema.get("type") != "array":
-                return 0
-            items = self.spec.deref(schema.get("items", {}))
-            payload = next((p for p in payload if isinstance(p, dict)), None)
-            if payload is None:
-                return 1
-            schema = items
-        if not isinstance(payload, dict) or schema.get("type") == "array":
-            return 0
-        layout = plan_for(self.spec, kind.name).layout
-        root = (ITEMS,) if self.spec.deref(self.spec.schema(kind.schema_name)).get("type") == "array" else ()
-        declared = layout.objects.get(root, ObjectShape(frozenset(), False)).properties
-        if schema.get("type") != "object" and "allOf" not in schema and not declared:
-            return 0
-        keys = set(payload)
-        required = set(schema.get("required", ()))
-        for part in schema.get("allOf", ()):
-            required |= set(self.spec.deref(part).get("required", ()))
-        return 2 * len(keys & declared) - len(keys - declared) - 2 * len(required - keys)
+    # ---- kind detection (validator/detect.py) ----
+    def detect_kind(self, payload: Any) -> Detection:
+        """The kind a payload is meant to be."""
+        return detect_kind(self.spec, payload)
 
     # ---- the checks ----
     def _check(self, payload: Any, kind: Kind) -> list[Finding]:
@@ -306,7 +258,8 @@ class PayloadValidator:
 
 
 def _add_positions(report: Report, data: bytes) -> None:
-    """Line and column of each finding's pointer in the text it was decoded from."""
+    """Line and column of each finding's pointer in the text it was decoded from; findings then in
+    text order."""
     from .positions import PositionIndex
 
     try:
@@ -317,20 +270,16 @@ def _add_positions(report: Report, data: bytes) -> None:
     for f in report.findings:
         pos = index.position(f.pointer) if f.line is None else None
         placed.append(dataclasses.replace(f, line=pos[0], column=pos[1]) if pos else f)
+    # In the order a reader meets them in the text (stable: findings at one place keep the rule order).
+    placed.sort(key=lambda f: (f.line is None, f.line or 0, f.column or 0))
     report.findings[:] = placed
 
 
 def _parse_now(value: _dt.datetime | str) -> _dt.datetime:
     """An aware datetime from a datetime (naive = UTC) or ISO 8601 text."""
-    if isinstance(value, str):
-        try:
-            value = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            from .context import ConfigError
-
-            raise ConfigError(f"now must be an ISO 8601 date-time such as 2026-07-01T10:00:00Z, got {value!r}") from None
-    return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+    return parse_instant(value, "now")
 
 
 def _finding_order(f: Finding) -> tuple:
-    return (tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in f.pointer.split("/")), f.rule)
+    # ASCII digits only: "²".isdigit() is true but int("²") fails (a JSON key may be any text).
+    return (tuple((0, int(t), "") if t.isascii() and t.isdigit() else (1, 0, t) for t in f.pointer.split("/")), f.rule)

@@ -57,9 +57,11 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     # Kinds that fit equally when the kind was detected from the payload's shape.
     candidates: tuple[str, ...] = ()
+    # True when the kind was detected from the input rather than given (--kind).
+    detected: bool = False
 
     def __reduce__(self):
-        return (Report, (self.source, self.kind, self.findings, self.candidates))
+        return (Report, (self.source, self.kind, self.findings, self.candidates, self.detected))
 
     @property
     def valid(self) -> bool:
@@ -80,6 +82,7 @@ class Report:
         out = {
             "source": self.source,
             "kind": self.kind,
+            "detected": self.detected,
             "valid": self.valid,
             "findings": [f.as_dict() for f in self.findings],
         }

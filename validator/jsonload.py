@@ -431,7 +431,43 @@ def _load(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) 
         return Loaded(None, problems)
     # None after a syntax error, too-deep nesting or an integer too long to convert.
     value = _parse(text, max_depth, problems)
+    if value is not None and _SURROGATE_ESCAPE.search(data):
+        problems.extend(_lone_surrogates(value))
     return Loaded(value, problems)
+
+
+# A \uD800-\uDFFF escape: the one way JSON text can carry a code point no UTF-8 encoder can produce.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogates(value: Any) -> list[LoadProblem]:
+    """A problem per string (key or value) holding a lone UTF-16 surrogate (escaped pairs decode to one
+    character and pass)."""
+    found: list[LoadProblem] = []
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack and len(found) < MAX_PROBLEMS:
+        pointer, node = stack.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                child = f"{pointer}/{_escape_pointer_token(key)}"
+                if _LONE_SURROGATE.search(key):
+                    found.append(_surrogate_problem(child, key, "member name"))
+                stack.append((child, item))
+        elif isinstance(node, list):
+            stack.extend((f"{pointer}/{i}", item) for i, item in enumerate(node))
+        elif isinstance(node, str) and _LONE_SURROGATE.search(node):
+            found.append(_surrogate_problem(pointer, node, "string"))
+    return sorted(found, key=lambda p: p.pointer or "")
+
+
+def _surrogate_problem(pointer: str, text: str, what: str) -> LoadProblem:
+    code = ord(_LONE_SURROGATE.search(text).group())
+    return LoadProblem(
+        JSON_ENCODING,
+        f"the {what} holds a lone UTF-16 surrogate \\u{code:04x}, which no UTF-8 text can carry (RFC 8259 section 8.2)",
+        None, None, pointer,
+    )
 
 
 def load_json_bytes(
@@ -531,6 +567,9 @@ def iter_jsonl(
 
 
 _TOO_LONG = object()
+
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")  # newline-delimited JSON: one payload per line
 
 
 def jsonl_lines(stream: BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[tuple[int, bytes | None]]:

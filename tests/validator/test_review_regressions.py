@@ -150,3 +150,10 @@ def test_stdin_over_the_limit_says_so():
     result = CliRunner().invoke(main, ["--max-bytes", "100", "-"], input=b" " * 500)
     assert "standard input is larger than 100 bytes" in result.output
     assert result.exit_code == 1
+
+
+def test_a_non_ascii_digit_key_does_not_break_finding_order():
+    """Hypothesis found it: "²".isdigit() is true, int("²") is not a number."""
+    report = Validator().validate({"transactionStatus": "ACCP", "_links": {"²": {"href": "", "verbs": []}, "3": 1}},
+                                  "payment-cancellation")
+    assert [f.pointer for f in report.findings] == ["/_links/3"]

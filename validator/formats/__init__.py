@@ -8,7 +8,9 @@ The formats:
 
 ``text``
     compact, one line per finding (``source:pointer: severity CODE [rule] message``),
-    then a one-line summary; ``quiet`` keeps only error lines and the summary;
+    then a one-line summary; before an input's findings, ``source: note checked as KIND
+    (detected)`` when the kind was detected (for a JSONL line only when it has findings);
+    ``quiet`` keeps only error lines and the summary;
     ``color`` colours the severities with ANSI escapes.
 ``json``
     ``{"results": [...], "summary": {...}, "tool": {...}}``.
@@ -48,6 +50,7 @@ __all__ = [
     "code_label",
     "split_source",
     "display_pointer",
+    "kind_note",
 ]
 
 FORMATS = ("text", "json", "junit", "sarif", "github")
@@ -226,3 +229,14 @@ def render(
 def needs_candidates_note(report: Report) -> bool:
     """An ambiguous kind gets a note unless a kind-ambiguous finding already says so."""
     return bool(report.candidates) and not any(f.rule == "kind-ambiguous" for f in report.findings)
+
+
+def kind_note(report: Report) -> str | None:
+    """What the input was checked as, when that was not given: ``checked as bulk-payment (detected)``,
+    or the candidates of an ambiguous kind no finding names; None when the kind was given (--kind)."""
+    if needs_candidates_note(report):
+        checked = f"checked as {report.kind}" if report.kind else "not checked"
+        return f"kind is ambiguous (candidates: {', '.join(report.candidates)}); {checked}"
+    if report.detected and report.kind:
+        return f"checked as {report.kind} (detected)"
+    return None

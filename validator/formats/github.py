@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 
 from validator.findings import ERROR, WARNING, Finding, Report
 
-from . import Origin, RuleInfo, code_label, display_pointer, needs_candidates_note, split_source, summarize, summary_line
+from . import Origin, RuleInfo, code_label, display_pointer, kind_note, split_source, summarize, summary_line
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -84,16 +84,13 @@ def render(
 ) -> str:
     lines: list[str] = []
     for report in reports:
-        if needs_candidates_note(report):
+        note = kind_note(report)
+        if note and (report.findings or report.candidates):  # a notice per valid input would flood the run
             origin = split_source(report.source)
-            checked = f"checked as {report.kind}" if report.kind else "not checked"
             lines.append(
                 command(
-                    "notice",
-                    f"kind is ambiguous (candidates: {', '.join(report.candidates)}); {checked}",
-                    file=_path(origin),
-                    line=origin.line,
-                    title="ambiguous kind",
+                    "notice", note, file=_path(origin), line=origin.line,
+                    title="ambiguous kind" if report.candidates else "detected kind",
                 )
             )
         lines.extend(annotation(report, finding) for finding in report.findings)

@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 
 from validator.findings import ERROR, Finding, Report
 
-from . import TOOL_NAME, RuleInfo, code_label, display_pointer, needs_candidates_note, rule_info
+from . import TOOL_NAME, RuleInfo, code_label, display_pointer, kind_note, rule_info
 from .text import oneline
 
 _XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -92,11 +92,9 @@ def _testcase(report: Report, catalogue: Mapping[str, RuleInfo]) -> ET.Element:
     if errors:
         case.append(_failure(errors, catalogue))
     out: list[str] = []
-    if needs_candidates_note(report):
-        checked = f"checked as {report.kind}" if report.kind else "not checked"
-        out.append(
-            oneline(f"note: kind is ambiguous (candidates: {', '.join(report.candidates)}); {checked}")
-        )
+    note = kind_note(report)
+    if note:
+        out.append(oneline(f"note: {note}"))
     out.extend(_describe(f, catalogue) for f in report.findings if f.severity != ERROR)
     if out:
         ET.SubElement(case, "system-out").text = xml_text("\n".join(out))

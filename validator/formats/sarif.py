@@ -110,6 +110,8 @@ def _result(report: Report, finding: Finding, rule_index: int) -> dict[str, Any]
         "source": report.source,
         "kind": report.kind,
     }
+    if report.detected:
+        properties["kindDetected"] = True
     if finding.line is not None:
         properties["line"] = finding.line
         properties["column"] = finding.column

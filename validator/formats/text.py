@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 from validator.findings import ERROR, WARNING, Finding, Report
 
-from . import RuleInfo, code_label, display_pointer, needs_candidates_note, split_source, summarize, summary_line
+from . import RuleInfo, code_label, display_pointer, kind_note, split_source, summarize, summary_line
 
 _RESET = "\x1b[0m"
 _COLORS = {ERROR: "\x1b[1;31m", WARNING: "\x1b[33m", "note": "\x1b[36m"}
@@ -96,13 +96,14 @@ def finding_line(source: str, finding: Finding, *, color: bool = False) -> str:
     )
 
 
-def candidates_line(report: Report, *, color: bool = False) -> str:
-    """``source: note: kind is ambiguous (candidates: a, b); checked as a``."""
-    checked = f"checked as {oneline(report.kind)}" if report.kind else "not checked"
-    return (
-        f"{oneline(report.source)}: {_severity('note', color)} kind is ambiguous "
-        f"(candidates: {', '.join(oneline(c) for c in report.candidates)}); {checked}"
-    )
+def note_line(report: Report, *, color: bool = False) -> str | None:
+    """``source: note checked as KIND (detected)`` or ``source: note kind is ambiguous (candidates:
+    a, b); checked as a``; None when the kind was given. A valid JSONL line gets no note: a batch
+    prints a line per finding, not per input."""
+    note = kind_note(report)
+    if note is None or (not report.findings and not report.candidates and split_source(report.source).line is not None):
+        return None
+    return f"{oneline(report.source)}: {_severity('note', color)} {oneline(note)}"
 
 
 def render(
@@ -115,8 +116,9 @@ def render(
 ) -> str:
     lines: list[str] = []
     for report in reports:
-        if needs_candidates_note(report) and not quiet:
-            lines.append(candidates_line(report, color=color))
+        note = None if quiet else note_line(report, color=color)
+        if note:
+            lines.append(note)
         for finding in report.findings:
             if quiet and finding.severity != ERROR:
                 continue

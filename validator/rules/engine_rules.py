@@ -148,7 +148,7 @@ _decoding(
 engine_rule(
     "kind-ambiguous",
     name="Payload kind is unambiguous",
-    summary="Without --kind, the kind is detected from the payload's shape; when several kinds fit, they are listed and the first is used.",
+    summary="Without --kind, the kind is detected from the payload's shape (validator/detect.py); when several kinds fit, or none fits exactly and the closest is a guess, the candidates or the runner-up are named and the first is used (pass --kind to choose).",
     ref="Resources and their fields",
     group="input",
     severity=WARNING,

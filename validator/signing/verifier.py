@@ -51,6 +51,11 @@ _IMF_RE = re.compile(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) (Jan|Feb|Mar|Apr|M
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
+def _whole_seconds(span: _dt.timedelta) -> _dt.timedelta:
+    """A span as people read it (H:MM:SS): a Date header has whole seconds, so should the message."""
+    return _dt.timedelta(seconds=round(span.total_seconds()))
+
+
 def parse_imf_fixdate(value: str) -> _dt.datetime:
     m = _IMF_RE.match(value.strip(" \t"))
     if not m:
@@ -165,8 +170,9 @@ def _verify(request: SignableRequest, options: VerifyOptions) -> list[Finding]:
             if abs(skew) > options.date_window:
                 direction = "ahead of" if skew > _dt.timedelta(0) else "behind"
                 out.add("signature-date-window", "date",
-                        f"Date {date_value.strip()} is {abs(skew)} {direction} the clock "
-                        f"({now.astimezone(_dt.timezone.utc).isoformat()}); the window is {options.date_window}")
+                        f"Date {date_value.strip()} is {_whole_seconds(abs(skew))} {direction} the clock "
+                        f"({now.astimezone(_dt.timezone.utc).isoformat(timespec='seconds').replace('+00:00', 'Z')}); "
+                        f"the window is {_whole_seconds(options.date_window)}")
 
     # --- Digest ---------------------------------------------------------------------------------------------
     digest_value, digest_ok = single("digest")

@@ -1,0 +1,133 @@
+"""Kind detection finds the kind a person meant (issue 7, item 1), and the accuracy tool stays at no silent miss."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from validator.cli import main
+from validator.detect import detect_kind
+from validator.api import Validator
+from validator.rules.examples import spec_example
+from validator.spec import load_spec
+
+SPEC = load_spec()
+VALIDATOR = Validator(today=SPEC.example_today)
+ROOT = Path(__file__).resolve().parents[2]
+SEPA = "createSepaCreditTransfer request rentToBerlin"
+BULK = "createBulkPayment request invoicesWithKid"
+LINKS = {"scaRedirect": {"href": "https://sca.bank.example.no/authorize?session=1", "verbs": ["GET"]}}
+
+
+def _renamed(payload: dict, old: str, new: str) -> dict:
+    return {(new if k == old else k): v for k, v in payload.items()}
+
+
+def rules_of(report) -> list[str]:
+    return [f.rule for f in report.findings]
+
+
+@pytest.mark.parametrize(("example", "old", "new", "kind"), [
+    (SEPA, "creditorName", "creditorNme", "sepa-credit-transfer"),
+    (BULK, "debtorAccount", "debtorAcount", "bulk-payment"),
+])
+def test_a_typo_keeps_the_request_kind_and_says_did_you_mean(example, old, new, kind):
+    payload = _renamed(spec_example(SPEC, example), old, new)
+    report = VALIDATOR.validate(payload)
+    assert report.kind == kind and report.detected
+    messages = [f.message for f in report.findings]
+    assert f"unknown property {new!r}; did you mean {old!r}?" in messages
+    assert "kind-ambiguous" not in rules_of(report)  # a typo is not a guess
+    assert not any("transactionStatus" in m for m in messages)
+    assert "response-amount-digits" not in rules_of(report)
+
+
+def test_request_kinds_come_before_response_kinds():
+    # A complete SEPA credit transfer is also most of a payment detail (which adds transactionStatus).
+    payload = spec_example(SPEC, SEPA)
+    payload.pop("creditorName")
+    detection = detect_kind(SPEC, payload)
+    assert detection.kind == "sepa-credit-transfer"
+    assert not detection.confident and detection.candidates == ("sepa-credit-transfer", "payment-detail")
+    assert "runner-up payment-detail" in detection.message and "--kind" in detection.message
+
+
+@pytest.mark.parametrize("payload", [
+    {"transactionStatus": "ACFC", "_links": LINKS},  # an invalid status
+    {"paymentId": "enc!!UEFZLTE=", "_links": {**LINKS, "status": {"href": "/v1/payments/x/status"}}},  # no status at all
+    {"fundsAvailable": False, "_links": LINKS},  # a payment status without its status
+])
+def test_an_invalid_response_never_passes_as_sca_redirect(payload):
+    report = VALIDATOR.validate(payload)
+    assert report.kind != "sca-redirect"
+    assert not report.valid, report.findings
+
+
+def test_a_real_sca_redirect_is_still_one():
+    report = VALIDATOR.validate({"_links": LINKS})
+    assert (report.kind, report.findings) == ("sca-redirect", [])
+
+
+def test_a_dropped_only_property_of_a_nested_kind_is_a_warned_guess():
+    payload = {"_links": {"startAuthorisation": {"href": "/v1/x", "verbs": ["POST"]}}}  # cancellation without status
+    report = VALIDATOR.validate(payload)
+    assert "kind-ambiguous" in rules_of(report)
+    assert "payment-cancellation" in report.candidates
+
+
+def test_text_json_and_sarif_say_the_kind_was_detected(tmp_path):
+    path = tmp_path / "sepa.json"
+    path.write_text(json.dumps(spec_example(SPEC, SEPA)), encoding="utf-8")
+    runner = CliRunner()
+    text = runner.invoke(main, ["--today", SPEC.example_today, str(path)])
+    assert text.exit_code == 0, text.output
+    assert text.output.splitlines()[0] == f"{path}: note checked as sepa-credit-transfer (detected)"
+    doc = json.loads(runner.invoke(main, ["--today", SPEC.example_today, "--format", "json", str(path)]).output)
+    assert doc["results"][0]["kind"] == "sepa-credit-transfer" and doc["results"][0]["detected"] is True
+    given = runner.invoke(main, ["--today", SPEC.example_today, "--kind", "sepa-credit-transfer", "--format", "json", str(path)])
+    assert json.loads(given.output)["results"][0]["detected"] is False
+    plain = runner.invoke(main, ["--today", SPEC.example_today, "--kind", "sepa-credit-transfer", str(path)])
+    assert "note" not in plain.output
+    junit = runner.invoke(main, ["--today", SPEC.example_today, "--format", "junit", str(path)]).output
+    assert "note: checked as sepa-credit-transfer (detected)" in junit
+    path.write_text(json.dumps(_renamed(spec_example(SPEC, SEPA), "creditorName", "creditorNme")), encoding="utf-8")
+    sarif = json.loads(runner.invoke(main, ["--today", SPEC.example_today, "--format", "sarif", str(path)]).output)
+    assert sarif["runs"][0]["results"][0]["properties"]["kindDetected"] is True
+
+
+def test_a_valid_jsonl_line_gets_no_note_but_one_with_findings_does(tmp_path):
+    good = json.dumps(spec_example(SPEC, SEPA))
+    bad = json.dumps(_renamed(spec_example(SPEC, SEPA), "creditorName", "creditorNme"))
+    path = tmp_path / "batch.jsonl"
+    path.write_text(f"{good}\n{bad}\n", encoding="utf-8")
+    out = CliRunner().invoke(main, ["--today", SPEC.example_today, str(path)]).output
+    notes = [line for line in out.splitlines() if " note " in line]
+    assert notes == [f"{path}:2: note checked as sepa-credit-transfer (detected)"]
+
+
+def _accuracy_tool():
+    spec = importlib.util.spec_from_file_location("detection_accuracy", ROOT / "tools" / "detection_accuracy.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_detection_accuracy_one_mistake_from_every_spec_example():
+    tool = _accuracy_tool()
+    cases = tool.run(SPEC)
+    totals = tool.summary(cases)
+    assert totals["kinds"] == len(SPEC.kinds)
+    wrong = [c for c in cases if c.outcome == "wrong"]
+    assert not wrong, wrong  # every miss is either impossible to tell or comes with a warning or error
+    assert totals["accuracy"] >= 0.9, totals
+    assert all(c.outcome == "right" for c in cases if "misspelt" in c.change and c.kind.endswith(("payment", "transfer")))
+
+
+def test_misspellings_are_one_typo_away():
+    tool = _accuracy_tool()
+    assert tool.misspellings("creditorName") == [("left out", "creditrName"), ("swapped", "crediotrName")]

@@ -1,0 +1,214 @@
+"""Which kind of payload a person meant, when they did not say (no ``--kind``).
+
+Detection reads the top level of the payload against each kind's declared and required
+properties (every ``allOf`` merged, every ``anyOf``/``oneOf`` branch a separate shape):
+
+1. Kinds whose shape the payload's keys fit exactly — no undeclared key, no required one
+   missing — are the candidates; among them the ones whose schema the payload satisfies win,
+   then request kinds before response kinds (a file given on its own is more often a request
+   being written than a response being read). One left: detected. Several: ambiguous.
+2. No kind fits exactly: an undeclared key that is a near miss of a declared one ("did you
+   mean", the same test the unknown-property finding uses) counts as that property. The kind
+   with the fewest problems (undeclared keys + missing required properties) wins, then the one
+   with most keys matched, then requests first. With no problem left (only typos) the kind is
+   detected; otherwise it is a guess, and the message names the runner-up. When even the best
+   kind has fewer properties matched than problems, no kind is meant: kind-undetected.
+
+A payload never passes as a kind it does not really fit: a kind whose shape leaves any top-level
+key undeclared is never chosen while another kind declares every key (an invalid payment status
+response is not a valid ``sca-redirect`` body with an extra member).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .schema import checker_for
+from .spec import Kind, Spec
+from .suggest import closest
+
+
+@dataclass(frozen=True)
+class Detection:
+    kind: str | None
+    candidates: tuple[str, ...]
+    message: str
+    # False when the kind is a guess (no exact fit, or several): the engine then warns (kind-ambiguous).
+    confident: bool = True
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One way a kind's top level can look."""
+
+    properties: frozenset[str]
+    required: frozenset[str]
+    # (property, the properties an object there must have): one level down, so that an object
+    # lacking what makes it that kind (`_links` without `scaRedirect`) does not fit exactly
+    nested: frozenset[tuple[str, frozenset[str]]] = frozenset()
+
+    def merged(self, other: "Shape") -> "Shape":
+        return Shape(self.properties | other.properties, self.required | other.required, self.nested | other.nested)
+
+    def fits(self, payload: dict, keys) -> bool:
+        return keys <= self.properties and self.required <= keys and not self.nested_missing(payload)
+
+    def nested_missing(self, payload: dict) -> int:
+        return sum(
+            len(required - value.keys())
+            for name, required in self.nested
+            if isinstance(value := payload.get(name), dict)
+        )
+
+
+@dataclass(frozen=True)
+class KindShapes:
+    kind: Kind
+    array: bool  # the payload is an array of objects of these shapes
+    shapes: tuple[Shape, ...]
+
+
+@dataclass(frozen=True)
+class _Score:
+    kind: str
+    problems: int  # undeclared keys + missing required properties
+    matched: int  # keys declared (exactly or as a near miss)
+    request: bool
+
+    @property
+    def order(self) -> tuple:
+        return (self.problems, -self.matched, not self.request, self.kind)
+
+
+def kind_shapes(spec: Spec) -> tuple[KindShapes, ...]:
+    """Every kind's top-level shapes, request kinds first; computed once per spec."""
+    cached = spec._cache.get("detect_shapes")
+    if cached is None:
+        out = []
+        for kind in sorted(spec.kinds.values(), key=lambda k: (not k.is_request, k.name)):
+            schema = spec.deref(spec.schema(kind.schema_name))
+            array = schema.get("type") == "array"
+            out.append(KindShapes(kind, array, tuple(dict.fromkeys(_shapes(spec, schema.get("items", {}) if array else schema)))))
+        cached = spec._cache["detect_shapes"] = tuple(out)
+    return cached
+
+
+def _indexed_shapes(spec: Spec) -> tuple[dict, tuple]:
+    """({property name: (kind, shape) pairs of object kinds declaring it; None: every object pair},
+    the pairs of array kinds), in kind_shapes order; computed once per spec."""
+    cached = spec._cache.get("detect_index")
+    if cached is None:
+        pairs = [(e, s) for e in kind_shapes(spec) for s in e.shapes]
+        by_name: dict = {None: tuple(p for p in pairs if not p[0].array)}
+        for name in {n for e, s in pairs if not e.array for n in s.properties}:
+            by_name[name] = tuple((e, s) for e, s in by_name[None] if name in s.properties)
+        cached = spec._cache["detect_index"] = (by_name, tuple(p for p in pairs if p[0].array))
+    return cached
+
+
+def _shapes(spec: Spec, schema: Any, depth: int = 0, top: bool = True) -> list[Shape]:
+    schema = spec.deref(schema)
+    if not isinstance(schema, dict) or depth > 20:
+        return [Shape(frozenset(), frozenset())]
+    properties = schema.get("properties", {})
+    nested = frozenset()
+    if top:
+        nested = frozenset(
+            (name, frozenset.intersection(*(s.required for s in _shapes(spec, sub, depth + 1, top=False))))
+            for name, sub in properties.items()
+        )
+    result = [Shape(frozenset(properties), frozenset(schema.get("required", ())), frozenset(n for n in nested if n[1]))]
+    for part in schema.get("allOf", ()):
+        result = [a.merged(b) for a in result for b in _shapes(spec, part, depth + 1, top)]
+    branches = schema.get("anyOf") or schema.get("oneOf") or ()
+    if branches:
+        alternatives = [s for branch in branches for s in _shapes(spec, branch, depth + 1, top)]
+        result = [a.merged(b) for a in result for b in alternatives]
+    return result
+
+
+def _top_keys(payload: Any, array: bool) -> set[str] | None:
+    """The keys detection reads (of the first object for array kinds; none for an array without
+    objects, which any array kind fits); None: the kind cannot fit."""
+    if array:
+        if not isinstance(payload, list):
+            return None
+        first = next((p for p in payload if isinstance(p, dict)), None)
+        return set(first) if first is not None else set()
+    return set(payload) if isinstance(payload, dict) else None
+
+
+def _top_object(payload: Any, array: bool) -> dict:
+    return next((p for p in payload if isinstance(p, dict)), {}) if array else payload
+
+
+def detect_kind(spec: Spec, payload: Any) -> Detection:
+    """The kind a payload is meant to be (see the module docstring)."""
+    exact: list[KindShapes] = []
+    if isinstance(payload, dict):
+        keys = frozenset(payload)
+        objects, _ = _indexed_shapes(spec)
+        # Only shapes declaring one of the keys can fit (all of them when there is no key).
+        pool = objects.get(next(iter(keys)), ()) if keys else objects[None]
+        for entry, shape in pool:
+            if shape.required <= keys and keys <= shape.properties and not shape.nested_missing(payload):
+                if not (exact and exact[-1] is entry):
+                    exact.append(entry)
+    elif isinstance(payload, list):
+        items = _top_object(payload, True)
+        for entry, shape in _indexed_shapes(spec)[1]:
+            if not (exact and exact[-1] is entry) and (not items or shape.fits(items, items.keys())):
+                exact.append(entry)
+    if exact:
+        valid = [e for e in exact if checker_for(spec, e.kind.schema_name).is_valid(payload)]
+        pool = valid or exact
+        requests = [e for e in pool if e.kind.is_request]
+        chosen = [e.kind.name for e in (requests or pool)]
+        if len(chosen) == 1:
+            return Detection(chosen[0], (chosen[0],), f"checked as {chosen[0]} (detected)")
+        fits = f"fits {len(chosen)} kinds" if valid else f"fits no kind exactly and resembles {len(chosen)} equally"
+        message = f"the payload {fits}: {', '.join(chosen)}; checked as {chosen[0]} (pass --kind to choose)"
+        return Detection(chosen[0], tuple(chosen), message, confident=False)
+    scores = sorted((s for s in (_score(e, payload) for e in kind_shapes(spec)) if s is not None), key=lambda s: s.order)
+    # Fewer properties recognised than wrong: no kind is meant (an unrelated document, not a payload).
+    if not scores or scores[0].matched == 0 or scores[0].matched < scores[0].problems:
+        names = ", ".join(sorted(spec.kinds))
+        return Detection(None, (), f"cannot tell which kind of payload this is; pass --kind (one of {names})", confident=False)
+    best, runner_up = scores[0], (scores[1] if len(scores) > 1 else None)
+    tied = [s.kind for s in scores if s.order[:3] == best.order[:3]]
+    if best.problems == 0 and len(tied) == 1:  # only misspelt names: the kind is clear
+        return Detection(best.kind, (best.kind,), f"checked as {best.kind} (detected)")
+    if len(tied) > 1:
+        message = (
+            f"the payload fits no kind exactly and resembles {len(tied)} equally: {', '.join(tied)}; "
+            f"checked as {best.kind} (pass --kind to choose)"
+        )
+        return Detection(best.kind, tuple(tied), message, confident=False)
+    problems = f"{best.problems} undeclared or missing propert{'y' if best.problems == 1 else 'ies'}"
+    named = (best.kind, runner_up.kind) if runner_up is not None and runner_up.matched else (best.kind,)
+    second = f"; runner-up {named[1]}" if len(named) > 1 else ""
+    message = f"the payload fits no kind exactly; checked as {best.kind}, the closest ({problems}){second} (pass --kind to choose)"
+    return Detection(best.kind, named, message, confident=False)
+
+
+def _score(entry: KindShapes, payload: Any) -> _Score | None:
+    keys = _top_keys(payload, entry.array)
+    if keys is None:
+        return None
+    best: _Score | None = None
+    for shape in entry.shapes:
+        matched = keys & shape.properties
+        unmatched_names = set(shape.properties - matched)
+        undeclared = 0
+        for key in sorted(keys - shape.properties):
+            near = closest(key, sorted(unmatched_names))
+            if near is None:
+                undeclared += 1
+            else:
+                unmatched_names.discard(near)
+                matched = matched | {near}
+        missing = len(shape.required - matched) + shape.nested_missing(_top_object(payload, entry.array))
+        score = _Score(entry.kind.name, undeclared + missing, len(matched), entry.kind.is_request)
+        if best is None or score.order < best.order:
+            best = score
+    return best

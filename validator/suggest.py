@@ -1,0 +1,20 @@
+""""Did you mean": the closest known name to a misspelt one (profiles, rule ids, kind detection)."""
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+# The similarity the unknown-property finding uses: "debtorAcount" is "debtorAccount", "id" is not "code".
+NEAR_MISS = 0.7
+
+
+def closest(word: str, choices: Iterable[str], cutoff: float = NEAR_MISS) -> str | None:
+    """The known name ``word`` most probably means, or None."""
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return found[0] if found else None
+
+
+def did_you_mean(word: str, choices: Iterable[str], cutoff: float = NEAR_MISS) -> str:
+    """``"; did you mean 'x'?"`` for the closest known name, else the empty string."""
+    near = closest(word, choices, cutoff) if isinstance(word, str) else None
+    return f"; did you mean {near!r}?" if near else ""
