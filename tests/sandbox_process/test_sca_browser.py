@@ -1,0 +1,136 @@
+"""The SCA page (A24) in a real headless browser (issue 9, must-show 1).
+
+A TPP creates a payment and starts its authorisation against a sandbox server process; the PSU's browser — Debian's
+Chromium, headless, driven through the DevTools protocol — opens ``_links.scaRedirect``, sees what it authorises,
+types the customerNumber and clicks "Authorise"; the sandbox redirects it to the TPP-Redirect-URI (a loopback HTTP
+server standing in for the TPP) with ``psu-id`` and ``tpp-session-id``, and the payment is ``PDNG``. A screenshot of
+the form is saved in the test's tmp dir and checked: the viewport size, far from blank, the page's button colour.
+"""
+from __future__ import annotations
+
+import http.server
+import io
+import shutil
+import threading
+from urllib.parse import parse_qs, urlsplit
+
+from PIL import Image
+
+from conformance.client import SignedClient
+from conformance.sandbox import testdata
+from headless_chromium import Chromium
+
+SEPA = {"payment-service": "payments", "payment-product": "sepa-credit-transfers"}
+SESSION = "5b0e3c7a-2d4f-4a1b-9c8d-7e6f5a4b3c2d"
+CREDITOR = "Ingrid Hansen Immobilien GmbH"
+WIDTH, HEIGHT = 1000, 800
+BUTTON_BLUE = (0x0B, 0x5C, 0xAD)  # the SCA page's "Authorise" button (conformance/sandbox/sca.py)
+
+
+def chromium_executable() -> str:
+    """Debian's chromium (CI installs it: .ci/run); not skipped when missing, the test fails and says why."""
+    found = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+    assert found, "no chromium on PATH (apt-get install chromium)"
+    return found
+
+
+class TppCallback:
+    """The TPP's redirect target: a loopback HTTP server that records the address the browser arrives at."""
+
+    def __init__(self) -> None:
+        arrived = self.arrived = []
+        reached = self.reached = threading.Event()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the http.server protocol
+                if self.path != "/favicon.ico":  # the browser asks for it by itself
+                    arrived.append(self.path)
+                    reached.set()
+                page = b"<!doctype html><title>TPP</title><p>Back at the TPP.</p>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "TppCallback":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def rendered_form_problems(png: bytes) -> list[str]:
+    """What says the screenshot is not the rendered form: wrong size, (nearly) one colour, no button."""
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    problems = []
+    if image.size != (WIDTH, HEIGHT):
+        problems.append(f"size {image.size}, not the viewport {(WIDTH, HEIGHT)}")
+    colours = image.getcolors(maxcolors=WIDTH * HEIGHT)
+    most = max(count for count, _colour in colours)
+    if len(colours) < 50 or most > 0.97 * WIDTH * HEIGHT:
+        problems.append(f"nearly blank: {len(colours)} colours, the commonest on {most} pixels")
+    blue = sum(count for count, colour in colours if all(abs(c - b) <= 8 for c, b in zip(colour, BUTTON_BLUE)))
+    if blue < 500:
+        problems.append(f"the Authorise button's blue is on {blue} pixels only")
+    return problems
+
+
+def test_psu_authorises_a_payment_in_headless_chromium(serve, identities, tmp_path):
+    executable = chromium_executable()
+    server = serve("sca")
+    debtor = testdata.EUR_ACCOUNT
+    body = {"instructedAmount": {"amount": "1234.50", "currency": "EUR"}, "creditorName": CREDITOR,
+            "creditorAccount": {"iban": "DE89370400440532013000", "currency": "EUR"},
+            "debtorAccount": {"iban": debtor["iban"], "currency": "EUR"},
+            "remittanceInformationUnstructured": "Husleie desember"}
+    with TppCallback() as tpp_site, SignedClient(server.url, identities["A"]) as tpp:
+        created = tpp.call("createSepaCreditTransfer", body=body)
+        assert created.status_code == 201, created.text
+        payment = {**SEPA, "paymentId": created.json()["paymentId"]}
+        started = tpp.call("startPaymentAuthorisation", path=payment,
+                           headers={"TPP-Redirect-URI": f"{tpp_site.url}/return?state=sca-browser",
+                                    "TPP-Session-ID": SESSION})
+        assert started.status_code == 201, started.text
+        sca_page = started.json()["_links"]["scaRedirect"]["href"]
+
+        with Chromium(executable, tmp_path / "chromium-profile", log=tmp_path / "chromium.log") as browser:
+            page = browser.new_page(width=WIDTH, height=HEIGHT)
+            page.navigate(sca_page)
+            form = page.evaluate("""(() => { const f = document.querySelector('form');
+                return f && {method: f.method, action: f.action, fields: [...f.elements].map(e => e.name).filter(Boolean),
+                             title: document.title, text: document.body.innerText}; })()""")
+            assert form, "the SCA page has no form"
+            assert form["method"] == "post" and form["fields"] == ["customerNumber"], form
+            assert form["action"].startswith(server.url), form["action"]
+            for shown in ("1234.50 EUR", CREDITOR, debtor["iban"], "DE89370400440532013000"):
+                assert shown in form["text"], f"{shown!r} is not on the SCA page"
+            png = page.screenshot(tmp_path / "sca-form.png")
+            assert not rendered_form_problems(png), rendered_form_problems(png)
+
+            page.type_text("input[name=customerNumber]", debtor["customerNumber"])
+            assert page.evaluate("document.querySelector('input[name=customerNumber]').value") == debtor["customerNumber"]
+            page.click("button[type=submit]")
+            landed = page.wait_for_url(tpp_site.url)
+            assert "Back at the TPP." in page.evaluate("document.body.innerText")
+
+        assert tpp_site.reached.is_set() and len(tpp_site.arrived) == 1, tpp_site.arrived
+        query = parse_qs(urlsplit(landed).query)
+        assert urlsplit(landed).path == "/return" and query["state"] == ["sca-browser"], landed
+        assert query["tpp-session-id"] == [SESSION] and query["psu-id"][0], landed
+        assert "message" not in query, query["message"]
+
+        status = tpp.call("getPaymentStatus", path=payment)
+        assert status.json()["transactionStatus"] == "PDNG", status.text
+        authorisation = tpp.call("getPaymentAuthorisationStatus",
+                                 path={**payment, "authorisationId": started.json()["authorisationId"]})
+        assert authorisation.json() == {"scaStatus": "finalised"}, authorisation.text
