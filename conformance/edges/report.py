@@ -1,0 +1,293 @@
+"""The edge-case report: report.json (every case), report.md and a self-contained report.html (inline CSS, a few
+lines of inline script for the search box and the filter, the chart as inline SVG; no network, no external asset).
+
+Cases are grouped by rule and field with the document section; groups with disagreements come first, and within a
+group the disagreements. The summary table and the chart give the agreement per rule.
+"""
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .run import Case, Result
+
+INPUT_SHOWN = 90  # characters of an input shown in the tables (the whole request is in the JSON and the curl)
+
+
+@dataclass
+class Group:
+    rule: str
+    field: str
+    section: str
+    cases: list[Case] = field(default_factory=list)
+
+    @property
+    def disagree(self) -> int:
+        return sum(c.agree is False for c in self.cases)
+
+    @property
+    def agree(self) -> int:
+        return sum(c.agree is True for c in self.cases)
+
+
+@dataclass
+class RuleRow:
+    rule: str
+    cases: int = 0
+    agree: int = 0
+    disagree: int = 0
+    refused: int = 0
+
+    @property
+    def sent(self) -> int:
+        return self.agree + self.disagree
+
+
+def groups(result: Result) -> list[Group]:
+    by_key: dict[tuple[str, str], Group] = {}
+    for case in result.cases:
+        g = by_key.setdefault((case.rule, case.field), Group(case.rule, case.field, case.section))
+        g.cases.append(case)
+    out = list(by_key.values())
+    for g in out:
+        g.cases.sort(key=lambda c: c.agree is not False)  # stable: disagreements first, else spec order
+    out.sort(key=lambda g: (-g.disagree, g.rule, g.field))
+    return out
+
+
+def rule_rows(result: Result) -> list[RuleRow]:
+    rows: dict[str, RuleRow] = {}
+    for case in result.cases:
+        row = rows.setdefault(case.rule, RuleRow(case.rule))
+        row.cases += 1
+        row.agree += case.agree is True
+        row.disagree += case.agree is False
+        row.refused += case.verdict == "refused"
+    return sorted(rows.values(), key=lambda r: (-r.disagree, r.rule))
+
+
+def summary(result: Result) -> dict[str, Any]:
+    cases = result.cases
+    return {"cases": len(cases), "groups": len({c.group for c in cases}), "rules": len({c.rule for c in cases}),
+            "sent": sum(c.agree is not None for c in cases), "agree": sum(c.agree is True for c in cases),
+            "disagree": sum(c.agree is False for c in cases), "refused": sum(c.verdict == "refused" for c in cases),
+            "disagreeing_rules": sorted({c.rule for c in cases if c.agree is False})}
+
+
+def as_json(result: Result) -> dict[str, Any]:
+    return {**result.as_dict(), "summary": summary(result)}
+
+
+def text(result: Result) -> str:
+    s = summary(result)
+    lines = [f"{s['cases']} edge cases over {s['rules']} rules ({s['groups']} rule/field groups), target "
+             f"{result.target}, today {result.today} (Europe/Oslo), {result.seconds:.1f} s"]
+    if result.target == "none":
+        lines.append(f"the validator refuses {s['refused']} and accepts {s['cases'] - s['refused']}")
+    else:
+        lines.append(f"sent {s['sent']}: {s['agree']} agree, {s['disagree']} disagree; the Hypothesis search sent "
+                     f"{result.searched} more requests")
+        for row in rule_rows(result):
+            if row.disagree:
+                lines.append(f"  ✗ {row.rule}: {row.disagree} disagreement(s)")
+    return "\n".join(lines) + "\n"
+
+
+def write(result: Result, out_dir: str | Path) -> list[Path]:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"report.json": json.dumps(as_json(result), indent=1, ensure_ascii=False, default=str) + "\n",
+             "report.md": markdown(result), "report.html": page(result)}
+    paths = []
+    for name, content in files.items():
+        path = out / name
+        path.write_text(content, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)  # quotes and escapes show spaces, newlines, combining marks
+    return text if len(text) <= INPUT_SHOWN else text[:INPUT_SHOWN] + f"… ({len(text)} chars)"
+
+
+def _why(case: Case) -> str:
+    return ", ".join(dict.fromkeys(f"{f['rule']}" + ("" if f["severity"] == "error" else " (warning)")
+                                   for f in case.findings)) or "—"
+
+
+# ---------------------------------------------------------------------------------------------- markdown
+def markdown(result: Result) -> str:
+    s = summary(result)
+    has_target = result.target != "none"
+    out = [f"# Edge cases of the interface — target {result.target}", "",
+           f"Today {result.today} (Europe/Oslo) · seed {result.seed} · {s['cases']} cases · {s['rules']} rules · "
+           f"{result.seconds:.1f} s" + (f" · fault switches: {', '.join(result.faults)}" if result.faults else ""), ""]
+    out += ["## Summary", "", "| rule | cases | refused | " + ("agree | disagree |" if has_target else ""),
+            "|---|---:|---:|" + ("---:|---:|" if has_target else "")]
+    for row in rule_rows(result):
+        out.append(f"| {row.rule} | {row.cases} | {row.refused} |" + (f" {row.agree} | {row.disagree} |"
+                                                                        if has_target else ""))
+    for g in groups(result):
+        out += ["", f"## {g.rule} · {g.field}", "", f"Section: {g.section or '—'}", ""]
+        head = "| edge | input | verdict | expected |" + (" target | agree |" if has_target else " findings |")
+        out += [head, "|" + "---|" * (head.count("|") - 1)]
+        for c in g.cases:
+            cells = [c.edge, f"`{_short(c.input)}`", c.verdict, c.expected]
+            cells += [c.actual or (f"not sent: {c.note}" if c.note else "—"),
+                      {True: "✓", False: "✗ **disagree**", None: "—"}[c.agree]] if has_target else [_why(c)]
+            out.append("| " + " | ".join(_md(x) for x in cells) + " |")
+        for c in g.cases:
+            if c.agree is False and c.curl:
+                out += ["", f"Reproduce ({c.edge}):", "", "```sh", c.curl, "```"]
+    return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+# ---------------------------------------------------------------------------------------------- HTML
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#17324d;color:#fff;padding:16px 24px}header h1{margin:0 0 4px;font-size:20px}
+header p{margin:0;opacity:.85}main{padding:16px 24px}
+.tools{position:sticky;top:0;background:#f6f7f9;padding:10px 0;z-index:2;display:flex;gap:16px;align-items:center}
+.tools input[type=search]{font-size:15px;padding:6px 10px;width:360px;border:1px solid #9aa5b4;border-radius:6px}
+.cards{display:flex;gap:12px;margin:8px 0 16px}.card{background:#fff;border-radius:8px;padding:10px 16px;
+box-shadow:0 1px 2px #0002}.card b{display:block;font-size:22px}.bad b{color:#b3261e}.good b{color:#1e7b34}
+table{border-collapse:collapse;background:#fff;width:100%;margin:6px 0 14px}
+th,td{border-bottom:1px solid #e3e6ea;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#eef1f5;font-weight:600}td.n{text-align:right}code{font:12px ui-monospace,monospace;unicode-bidi:isolate;
+word-break:break-all}section.group{background:#fff;border-radius:8px;margin:10px 0;padding:4px 14px;
+box-shadow:0 1px 2px #0002}section.group h3{margin:8px 0 2px;font-size:15px}.section{color:#5b6575;font-size:12px}
+.badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;margin-left:6px}
+.b-dis{background:#fde2e0;color:#8c1d18}.b-ok{background:#dff3e4;color:#1e5e2f}.b-nt{background:#e8ebf0}
+tr.dis{background:#fff3f2}.v-refused{color:#8c1d18}.v-accepted{color:#1e5e2f}.v-accepted-with-warnings{color:#8a5a00}
+.hidden{display:none}details pre{white-space:pre-wrap;font-size:11px;background:#f3f4f6;padding:6px}
+svg text{font:11px system-ui,sans-serif}
+"""
+
+SCRIPT = """
+(function(){
+ var q=document.getElementById('q'),only=document.getElementById('only'),count=document.getElementById('shown');
+ var given=new URLSearchParams(location.search);  // ?q=term&only=1: a link to a filtered view
+ if(given.get('q'))q.value=given.get('q');if(given.get('only'))only.checked=true;
+ function apply(){
+  var term=q.value.trim().toLowerCase(),n=0;
+  document.querySelectorAll('section.group').forEach(function(g){
+   var rows=g.querySelectorAll('tbody tr'),any=false,gm=g.dataset.key.indexOf(term)>=0;
+   rows.forEach(function(r){
+    var show=(!only.checked||r.classList.contains('dis'))&&(!term||gm||r.textContent.toLowerCase().indexOf(term)>=0);
+    r.classList.toggle('hidden',!show);if(show){any=true;n++;}
+   });
+   g.classList.toggle('hidden',!any);
+  });
+  count.textContent=n+' cases shown';
+ }
+ q.addEventListener('input',apply);only.addEventListener('change',apply);apply();
+})();
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def chart(rows: list[RuleRow], has_target: bool) -> str:
+    """Horizontal stacked bars per rule: agree / disagree / not sent with a target; refused / accepted without."""
+    bar_w, label_w, row_h = 520, 230, 20
+    height = row_h * len(rows) + 30
+    parts = [f'<svg id="chart" xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 80}" height="{height}" '
+             f'role="img" aria-label="agreement per rule">']
+    if has_target:
+        legend = (("#2e8b57", "agree"), ("#c62828", "disagree"), ("#b8c0cc", "not sent"))
+    else:
+        legend = (("#c62828", "refused"), ("#2e8b57", "accepted"))
+    x = label_w
+    for color, name in legend:
+        parts.append(f'<rect x="{x}" y="4" width="10" height="10" fill="{color}"/><text x="{x + 14}" y="13">{name}'
+                     f'</text>')
+        x += 90
+    for i, r in enumerate(rows):
+        y = 24 + i * row_h
+        parts.append(f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">{_e(r.rule)}</text>')
+        if has_target:
+            segments = ((r.agree, "#2e8b57"), (r.disagree, "#c62828"), (r.cases - r.sent, "#b8c0cc"))
+        else:
+            segments = ((r.refused, "#c62828"), (r.cases - r.refused, "#2e8b57"))
+        x = float(label_w)
+        for n, color in segments:
+            w = bar_w * n / max(r.cases, 1)
+            if w:
+                parts.append(f'<rect class="seg" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{row_h - 5}" '
+                             f'fill="{color}"><title>{_e(r.rule)}: {n}</title></rect>')
+            x += w
+        share = f"{100 * r.agree / r.sent:.0f}% agree" if has_target and r.sent else f"{r.cases} cases"
+        parts.append(f'<text x="{label_w + bar_w + 6}" y="{y + 13}">{share}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def page(result: Result) -> str:
+    s = summary(result)
+    has_target = result.target != "none"
+    rows = rule_rows(result)
+    title = f"Edge cases — target {result.target}"
+    cards = [(s["cases"], "edge cases", ""), (s["rules"], "rules", ""), (s["refused"], "refused by the validator", "")]
+    if has_target:
+        cards += [(s["agree"], "agree", "good"), (s["disagree"], "disagree", "bad" if s["disagree"] else "good")]
+    out = [f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
+           f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head><body>',
+           f"<header><h1>{_e(title)}</h1><p>today {_e(result.today)} (Europe/Oslo) · seed {result.seed} · "
+           f"max examples {result.max_examples} · {result.seconds:.1f} s"
+           + (f" · Hypothesis search: {result.searched} requests" if has_target else "")
+           + (f" · fault switches: {_e(', '.join(result.faults))}" if result.faults else "")
+           + ("" if has_target else " · no target: the contract as the validator reads it") + "</p></header><main>",
+           '<div class="cards">' + "".join(f'<div class="card {cls}"><b>{n}</b>{_e(label)}</div>'
+                                           for n, label, cls in cards) + "</div>",
+           "<h2>Agreement per rule</h2>" if has_target else "<h2>Verdicts per rule</h2>", chart(rows, has_target),
+           '<h2>Summary</h2><table id="summary"><thead><tr><th>rule</th><th>cases</th><th>refused</th>'
+           + ("<th>agree</th><th>disagree</th>" if has_target else "") + "</tr></thead><tbody>"]
+    for r in rows:
+        out.append(f'<tr class="{"dis" if r.disagree else ""}"><td><a href="#{_e(_anchor(r.rule))}">{_e(r.rule)}</a>'
+                   f'</td><td class="n">{r.cases}</td><td class="n">{r.refused}</td>'
+                   + (f'<td class="n">{r.agree}</td><td class="n">{r.disagree}</td>' if has_target else "") + "</tr>")
+    out.append("</tbody></table>")
+    out.append('<div class="tools"><input id="q" type="search" placeholder="Find a rule, field, section or value…" '
+               'autofocus><label><input id="only" type="checkbox"> disagreements only</label>'
+               '<span id="shown"></span></div>')
+    seen_rules: set[str] = set()
+    for g in groups(result):
+        anchor = "" if g.rule in seen_rules else f' id="{_e(_anchor(g.rule))}"'
+        seen_rules.add(g.rule)
+        key = f"{g.rule} {g.field} {g.section}".lower()
+        badge = (f'<span class="badge b-dis">{g.disagree} disagree</span>' if g.disagree else
+                 f'<span class="badge b-ok">{g.agree} agree</span>' if g.agree else
+                 f'<span class="badge b-nt">{len(g.cases)} cases</span>')
+        out.append(f'<section class="group" data-key="{_e(key)}"{anchor}><h3>{_e(g.rule)} · {_e(g.field)}{badge}</h3>'
+                   f'<div class="section">{_e(g.section or "—")}</div><table><thead><tr><th>edge</th><th>input</th>'
+                   "<th>validator</th><th>expected</th>" + ("<th>target</th><th></th>" if has_target else "")
+                   + "</tr></thead><tbody>")
+        for c in g.cases:
+            cls = "dis" if c.agree is False else ""
+            verdict = f'<span class="v-{c.verdict.replace(" ", "-")}">{_e(c.verdict)}</span><br><small>{_e(_why(c))}</small>'
+            cells = [_e(c.edge), f"<code>{_e(_short(c.input))}</code>", verdict, _e(c.expected)]
+            if has_target:
+                actual = _e(c.actual) if c.actual else f"<small>not sent: {_e(c.note)}</small>"
+                if c.curl:
+                    actual += f"<details><summary>curl</summary><pre>{_e(c.curl)}</pre></details>"
+                cells += [actual, {True: "✓", False: "✗", None: ""}[c.agree]]
+            out.append(f'<tr class="{cls}">' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
+        out.append("</tbody></table></section>")
+    out.append(f"</main><script>{SCRIPT}</script></body></html>")
+    return "\n".join(out)
+
+
+def _anchor(rule: str) -> str:
+    return "rule-" + "".join(ch if ch.isalnum() else "-" for ch in rule)
