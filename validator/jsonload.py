@@ -562,7 +562,7 @@ def check_value(value: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Loaded:
     if not huge:
         return Loaded(value)
     problems: list[LoadProblem] = []
-    return Loaded(_without_huge_ints(value, bound, (), problems), problems)
+    return Loaded(_without_huge_ints(value, bound, problems), problems)
 
 
 @functools.lru_cache(maxsize=4)
@@ -570,22 +570,32 @@ def _int_bound(digits: int) -> int:
     return 10 ** digits
 
 
-def _without_huge_ints(node: Any, bound: int, path: tuple, problems: list[LoadProblem]) -> Any:
-    if isinstance(node, dict):
-        return {k: _without_huge_ints(v, bound, path + (k,), problems) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_without_huge_ints(v, bound, path + (str(i),), problems) for i, v in enumerate(node)]
-    if type(node) is int and not -bound < node < bound:
-        if len(problems) < MAX_PROBLEMS:
-            pointer = "".join("/" + _escape_pointer_token(str(t)) for t in path)
-            problems.append(LoadProblem(
-                JSON_NON_FINITE,
-                f"an integer of about {int(node.bit_length() * 0.30103):,} digits is longer than this parser "
-                f"converts ({sys.get_int_max_str_digits()} digits) and far beyond any interoperable number range",
-                None, None, pointer,
-            ))
-        return -_INF if node < 0 else _INF
-    return node
+def _without_huge_ints(value: Any, bound: int, problems: list[LoadProblem]) -> Any:
+    """A copy of ``value`` with every integer beyond ``bound`` made infinity, as the loader makes it.
+
+    Iterative: a value nested as deep as the loader allows (512) must not meet Python's recursion limit.
+    """
+    holder = [value]
+    stack: list[tuple[Any, Any, Any, tuple]] = [(holder, 0, value, ())]
+    while stack:
+        parent, key, node, path = stack.pop()
+        if isinstance(node, dict):
+            parent[key] = copy = dict(node)
+            stack.extend((copy, k, v, path + (k,)) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            parent[key] = copy = list(node)
+            stack.extend((copy, i, node[i], path + (str(i),)) for i in range(len(node) - 1, -1, -1))
+        elif type(node) is int and not -bound < node < bound:
+            if len(problems) < MAX_PROBLEMS:
+                pointer = "".join("/" + _escape_pointer_token(str(t)) for t in path)
+                problems.append(LoadProblem(
+                    JSON_NON_FINITE,
+                    f"an integer of about {int(node.bit_length() * 0.30103):,} digits is longer than this parser "
+                    f"converts ({sys.get_int_max_str_digits()} digits) and far beyond any interoperable number range",
+                    None, None, pointer,
+                ))
+            parent[key] = -_INF if node < 0 else _INF
+    return holder[0]
 
 
 def _with_line(loaded: Loaded, lineno: int) -> Loaded:

@@ -1,6 +1,7 @@
 """Error bodies: the status a bulk error body states goes with its code (Errors table, A7, A8)."""
 from __future__ import annotations
 
+from ..schema import short_value
 from . import Example, Issue, rule
 
 BULK_FORMAT_ERROR = "createBulkPayment 400 formatError"
@@ -40,4 +41,7 @@ def error_status_code(body, ctx, at):
 
 
 def _number(value: int | float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+    # An int may be hundreds of digits long (no float holds it); a float may be infinite.
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return short_value(value)
