@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import datetime as _dt
 import json
+import re
 import shlex
 import threading
 import time
@@ -30,6 +31,10 @@ from validator.spec import Spec
 
 from .model import Answer, Expected, Finding, NotExercised, Outcome
 from .responses import ResponseKinds
+
+# The ids a target issues in its creation answers (the spec's PaymentInitiationResponse, SigningBasketResponse and
+# StartAuthorisationResponse members).
+ISSUED_ID_FIELDS = ("paymentId", "basketId", "authorisationId")
 
 EXCERPT = 240
 # An operation a target without the sandbox's extras answers like this does not exist there.
@@ -108,6 +113,10 @@ class Session:
     cases: list[tuple[str, str, str, str, str]] = field(default_factory=list)
     _check: tuple[str, str] = ("", "")     # (suite, check id) of the running check
     _absent: dict[str, bool] = field(default_factory=dict)
+    # Resource ids the target issued, each named by the order it first appeared ("{paymentId#1}"): a target may
+    # issue random ids, and the cases a seed sends are the same cases whatever ids it chose.
+    _issued: dict[str, str] = field(default_factory=dict)
+    _issued_pattern: Any = None
 
     def __post_init__(self) -> None:
         self.validator = Validator(spec=self.spec, profile=self.profile)
@@ -159,6 +168,7 @@ class Session:
         exchange = Exchange(operation, request, response, answer_of(response))
         self.outcome(operation).cases += 1
         self.record_case(operation, request)
+        self.learn_issued_ids(response)
         path = request.target.split("?", 1)[0]
         for problem in self.responses.problems(request.method, path, response.status_code,
                                                response.headers.get("content-type", ""), response.content):
@@ -168,10 +178,35 @@ class Session:
         return exchange
 
     def record_case(self, operation: str, request: PreparedRequest) -> None:
-        """Remember what was sent (for the run's case digest: same seed, same cases)."""
-        case = (self._check[1], operation, request.method, request.target, hashlib.sha256(request.body).hexdigest())
+        """Remember what was sent (for the run's case digest: same seed, same cases), ids the target issued named."""
         with self._lock:
+            target, body = self._named(request.target), self._named(request.body.decode("utf-8", "surrogateescape"))
+            case = (self._check[1], operation, request.method, target,
+                    hashlib.sha256(body.encode("utf-8", "surrogateescape")).hexdigest())
             self.cases.append(case)
+
+    def learn_issued_ids(self, response: httpx.Response) -> None:
+        if not response.content.startswith(b"{"):
+            return
+        try:
+            body = response.json()
+        except ValueError:
+            return
+        if not isinstance(body, dict):
+            return
+        with self._lock:
+            for name in ISSUED_ID_FIELDS:
+                value = body.get(name)
+                if isinstance(value, str) and value and value not in self._issued:
+                    self._issued[value] = f"{{{name}#{len(self._issued) + 1}}}"
+                    self._issued_pattern = None
+
+    def _named(self, text: str) -> str:
+        if not self._issued:
+            return text
+        if self._issued_pattern is None:
+            self._issued_pattern = re.compile("|".join(map(re.escape, sorted(self._issued, key=len, reverse=True))))
+        return self._issued_pattern.sub(lambda m: self._issued[m.group(0)], text)
 
     def call(self, client: SignedClient, operation: str, **options: Any) -> Exchange:
         """Build, sign and send one operation (options as :meth:`SignedClient.prepare`)."""

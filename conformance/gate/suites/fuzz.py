@@ -200,6 +200,7 @@ def send_case(session: Session, operation, case, *, negative: bool) -> None:
         return
     request = auth.sent
     session.record_case(operation_id, request)
+    session.learn_issued_ids(response)
     exchange = Exchange(operation_id, request, response, answer_of(response))
     expected, errors = session.predict(request, success=success)
     if not errors:
