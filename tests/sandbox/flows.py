@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
+from conformance.gate.suites import data as payment_bodies
 from conformance.sandbox import testdata
 from conformance.sandbox.sca import FIELD
 
@@ -18,23 +19,11 @@ EMPTY = testdata.NEARLY_EMPTY
 
 def sepa_body(amount: str = "125.00", *, debtor: dict = EUR, creditor: str = "DE89370400440532013000",
               text: str = "Faktura 2026-118", date: str | None = None) -> dict:
-    body = {"instructedAmount": {"amount": amount, "currency": "EUR"}, "creditorName": "Ingrid Hansen Immobilien GmbH",
-            "creditorAccount": {"iban": creditor, "currency": "EUR"},
-            "debtorAccount": {"iban": debtor["iban"], "currency": "EUR"}, "remittanceInformationUnstructured": text}
-    if date:
-        body["requestedExecutionDate"] = date
-    return body
+    return payment_bodies.sepa_body(amount, debtor=debtor, creditor=creditor, text=text, date=date)
 
 
 def bulk_body(*amounts: str, debtor: dict = KARI_NOK, creditor: str = "15033982590", date: str | None = None) -> dict:
-    body = {"debtorAccount": {"bban": debtor["bban"], "currency": "NOK"}, "payments": [
-        {"instructedAmount": {"amount": a, "currency": "NOK"}, "creditorName": "Ola Nordmann",
-         "creditorAccount": {"bban": creditor, "currency": "NOK"},
-         "creditorAddress": {"townName": "Oslo", "country": "NO"}, "remittanceInformationUnstructured": f"Betaling {i}"}
-        for i, a in enumerate(amounts)]}
-    if date:
-        body["requestedExecutionDate"] = date
-    return body
+    return payment_bodies.bulk_body(*amounts, debtor=debtor, creditor=creditor, date=date)
 
 
 def create(client, operation: str, body: dict, **options) -> str:

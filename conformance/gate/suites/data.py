@@ -47,18 +47,25 @@ def sandbox_resources(session: Session) -> Resources:
     return resources
 
 
-def sepa_body(amount: str = "125.00", *, text: str = "Faktura obvalidate", date: str | None = None) -> dict:
+def sepa_body(amount: str = "125.00", *, debtor: dict = EUR_ACCOUNT, creditor: str = CREDITOR_IBAN,
+              text: str = "Faktura obvalidate", date: str | None = None) -> dict:
+    """A SEPA credit transfer from a fixed-test-data account (A32); the sandbox tests build theirs here too."""
     body = {"instructedAmount": {"amount": amount, "currency": "EUR"}, "creditorName": "Ingrid Hansen Immobilien GmbH",
-            "creditorAccount": {"iban": CREDITOR_IBAN, "currency": "EUR"},
-            "debtorAccount": {"iban": EUR_ACCOUNT["iban"], "currency": "EUR"}, "remittanceInformationUnstructured": text}
+            "creditorAccount": {"iban": creditor, "currency": "EUR"},
+            "debtorAccount": {"iban": debtor["iban"], "currency": "EUR"}, "remittanceInformationUnstructured": text}
     if date:
         body["requestedExecutionDate"] = date
     return body
 
 
-def bulk_body(*amounts: str, debtor: dict = KARI_NOK, text: str = "Betaling") -> dict:
-    return {"debtorAccount": {"bban": debtor["bban"], "currency": "NOK"}, "payments": [
+def bulk_body(*amounts: str, debtor: dict = KARI_NOK, creditor: str = CREDITOR_BBAN, text: str = "Betaling",
+              date: str | None = None) -> dict:
+    """A bulk of Norwegian domestic transfers, one entry per amount, from a fixed-test-data account (A32)."""
+    body = {"debtorAccount": {"bban": debtor["bban"], "currency": "NOK"}, "payments": [
         {"instructedAmount": {"amount": a, "currency": "NOK"}, "creditorName": "Ola Nordmann",
-         "creditorAccount": {"bban": CREDITOR_BBAN, "currency": "NOK"},
+         "creditorAccount": {"bban": creditor, "currency": "NOK"},
          "creditorAddress": {"townName": "Oslo", "country": "NO"}, "remittanceInformationUnstructured": f"{text} {i}"}
         for i, a in enumerate(amounts)]}
+    if date:
+        body["requestedExecutionDate"] = date
+    return body
