@@ -78,7 +78,7 @@ class Parameter:
     schema: dict
     raw: dict
 
-    @property
+    @functools.cached_property  # frozen: computed once (cached_property writes the instance dict directly)
     def key(self) -> str:
         """Header names compare case-insensitively; others exactly."""
         return self.name.lower() if self.location == "header" else self.name
@@ -94,7 +94,7 @@ class Operation:
     request_schema_ref: str | None
     responses: dict[str, dict]
 
-    @property
+    @functools.cached_property
     def header_parameters(self) -> tuple[Parameter, ...]:
         return tuple(p for p in self.parameters if p.location == "header")
 

@@ -113,22 +113,37 @@ def _clock(v: PayloadEngine, req: HttpRequest) -> _dt.datetime:
     return _dt.datetime.combine(v.today, _dt.time(12), tzinfo=OSLO)
 
 
-def _verify(v: PayloadEngine, op: Operation, req: HttpRequest) -> list[Finding]:
-    from ..signing import SignableRequest, VerifyOptions, verify_request
+def _verify_options(v: PayloadEngine, op: Operation, now: _dt.datetime) -> Any:
+    """The verifier's options for an operation at a time; the last one is reused while nothing changed (a
+    validator with a fixed clock, or many requests within one second of a server's)."""
+    from ..signing import VerifyOptions
 
+    profile = v.profile
+    key = (id(op), now, profile.signature_date_window, tuple(profile.signature_algorithms))
+    cache = v.spec._cache.setdefault("request-verify-options", {})
+    found = cache.get("last")
+    if found is not None and found[0] == key and found[1] is op:
+        return found[2]
     headers = {p.key: p for p in op.header_parameters}
     digest = headers.get("digest")
     signature = headers.get("signature")
     options = VerifyOptions(
-        now=_clock(v, req),
-        date_window=v.profile.signature_date_window,
-        allowed_algorithms=tuple(v.profile.signature_algorithms),
+        now=now,
+        date_window=profile.signature_date_window,
+        allowed_algorithms=key[3],
         digest_required=bool(digest and digest.required),
         signature_required=bool(signature and signature.required),
         max_header_length=MAX_HEADER_LENGTH,
     )
+    cache["last"] = (key, op, options)
+    return options
+
+
+def _verify(v: PayloadEngine, op: Operation, req: HttpRequest) -> list[Finding]:
+    from ..signing import SignableRequest, verify_request
+
     body = req.body if req.body_is_exact else None
-    return verify_request(SignableRequest(req.method, req.target, list(req.headers), body), options)
+    return verify_request(SignableRequest(req.method, req.target, req.headers, body), _verify_options(v, op, _clock(v, req)))
 
 
 def request_findings(v: PayloadEngine, parsed: Parsed, *, source: str = "<request>") -> list[Finding]:

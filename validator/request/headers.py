@@ -4,12 +4,14 @@ PSU, and headers the operation does not accept. Digest, Signature and TPP-Signat
 signature verifier."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..findings import WARNING
 from ..schema import FORMAT_CHECKS
 from ..schema import short_value as _short
 from ..spec import Operation, Parameter, Spec, as_tuple
 from .message import HttpRequest, Problems, header_pointer
-from .parameters import owned_by_verifier, parameter_validator, schema_problem
+from .parameters import ParameterSchema, owned_by_verifier, parameter_validator, schema_problem
 
 HEADER_REQUIRED = "header-required"
 HEADER_FORMAT = "header-format"
@@ -42,46 +44,94 @@ def _is_list_header(param: Parameter | None, lname: str) -> bool:
     return lname in LIST_HEADERS or (param is not None and bool(param.raw.get("x-code-set")))
 
 
+@dataclass(frozen=True, slots=True)
+class _HeaderCheck:
+    """What the check of one declared header needs, worked out once per operation."""
+
+    param: Parameter
+    key: str
+    required: bool
+    owned_by_verifier: bool
+    listed: bool
+    schema: ParameterSchema
+    recommended: str | None
+    code_set: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _HeaderPlan:
+    operation: Operation
+    checks: tuple[_HeaderCheck, ...]
+    declared: dict[str, Parameter]
+    quiet: frozenset[str]  # declared, framing and signing-only headers: never "not accepted"
+    content: dict[str, tuple[str, dict]]
+
+
+def _plan(spec: Spec, op: Operation) -> _HeaderPlan:
+    """The operation's header checks, built once per spec and operation (cached on the spec)."""
+    plans = spec._cache.setdefault("header-plans", {})
+    found = plans.get(id(op))
+    if found is not None and found.operation is op:
+        return found
+    checks = []
+    for p in op.header_parameters:
+        code_set = p.raw.get("x-code-set")
+        # A list of code-set names: its content is worded by the accept-fix rules, not by a pattern.
+        schema = parameter_validator(spec, p, drop=("pattern",) if code_set else ())
+        recommended = p.schema.get("x-recommended-format") if isinstance(p.schema, dict) else None
+        checks.append(_HeaderCheck(p, p.key, p.required, owned_by_verifier(p), _is_list_header(p, p.key), schema,
+                                   recommended, code_set))
+    declared = {c.key: c.param for c in checks}
+    plan = plans[id(op)] = _HeaderPlan(
+        op, tuple(checks), declared, frozenset(declared) | FRAMING_HEADERS | _signing_only_headers(spec),
+        {name.lower(): (name, meta or {}) for name, meta in op.content_headers.items()})
+    return plan
+
+
 def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems, max_length: int) -> None:
-    index: dict[str, list[tuple[str, str]]] = {}
+    plan = _plan(spec, op)
+    index: dict[str, list[str]] = {}
     for name, value in req.headers:
-        index.setdefault(name.lower(), []).append((name, value))
-    params = {p.key: p for p in op.header_parameters}
-    for key, p in params.items():
-        present = index.get(key)
-        pointer = header_pointer(p.name)
-        if not present:
-            if p.required and not owned_by_verifier(p):
-                out.add(HEADER_REQUIRED, pointer, f"{p.name} is required for {op.operation_id} but absent")
+        lname = name.lower()
+        values = index.get(lname)
+        if values is None:
+            index[lname] = [value]
+        else:
+            values.append(value)
+    for check in plan.checks:
+        values = index.get(check.key)
+        if not values:
+            if check.required and not check.owned_by_verifier:
+                out.add(HEADER_REQUIRED, header_pointer(check.param.name),
+                        f"{check.param.name} is required for {op.operation_id} but absent")
             continue
-        if owned_by_verifier(p):
+        if check.owned_by_verifier:
             continue  # presence, format and repeats: the signature verifier (A8)
-        values = [v for _n, v in present]
-        listed = _is_list_header(p, key)
-        if len(values) > 1 and not listed:
-            out.add(HEADER_DUPLICATE, pointer, f"{p.name} occurs {len(values)} times; it takes one value")
+        if len(values) > 1 and not check.listed:
+            out.add(HEADER_DUPLICATE, header_pointer(check.param.name),
+                    f"{check.param.name} occurs {len(values)} times; it takes one value")
         if any(len(v) > max_length for v in values):
             continue  # header-oversized (verifier); not parsed further
-        for value in ([", ".join(values)] if listed else values):
-            _check_header_value(spec, op, p, value, out)
+        for value in ([", ".join(values)] if check.listed else values):
+            _check_header_value(spec, op, check, value, out)
     # A7: a corporate PSU needs PSU-Corporate-ID
-    contexts = [v for _n, v in index.get(SIGNATURE_CONTEXT_HEADER, ())]
-    if CORPORATE_ID_HEADER in params and CORPORATE_CONTEXT in contexts and CORPORATE_ID_HEADER not in index:
-        out.add(CORPORATE_ID_REQUIRED, header_pointer(params[CORPORATE_ID_HEADER].name),
-                f"PSU-Context is {CORPORATE_CONTEXT}: a corporate PSU must send {params[CORPORATE_ID_HEADER].name}")
+    declared = plan.declared
+    if CORPORATE_ID_HEADER in declared and CORPORATE_ID_HEADER not in index \
+            and CORPORATE_CONTEXT in index.get(SIGNATURE_CONTEXT_HEADER, ()):
+        out.add(CORPORATE_ID_REQUIRED, header_pointer(declared[CORPORATE_ID_HEADER].name),
+                f"PSU-Context is {CORPORATE_CONTEXT}: a corporate PSU must send {declared[CORPORATE_ID_HEADER].name}")
     # headers the operation does not accept
-    content = {name.lower(): (name, meta or {}) for name, meta in op.content_headers.items()}
-    for lname, occurrences in index.items():
-        if lname in params or lname in FRAMING_HEADERS or lname in _signing_only_headers(spec):
+    for lname in index:
+        if lname in plan.quiet:
             continue
-        wire = occurrences[0][0]
-        if lname in content:
-            name, meta = content[lname]
+        if lname in plan.content:
+            name, meta = plan.content[lname]
             if meta.get("accepted", True) is not False:
                 continue
             why = meta.get("description") or "not accepted"
             out.add(HEADER_NOT_ACCEPTED, header_pointer(name), f"{name} is not accepted by {op.operation_id}: {why}")
         else:
+            wire = next(n for n, _v in req.headers if n.lower() == lname)
             out.add(HEADER_NOT_ACCEPTED, header_pointer(wire), f"{wire} is not a header of {op.operation_id} (header table, column {op.header_table_column or 'none'}); it is ignored")
 
 
@@ -96,24 +146,23 @@ def _signing_only_headers(spec: Spec) -> frozenset[str]:
     return found
 
 
-def _check_header_value(spec: Spec, op: Operation, p: Parameter, value: str, out: Problems) -> None:
-    pointer = header_pointer(p.name)
-    code_set = p.raw.get("x-code-set")
-    # A list of code-set names: its content is worded by the accept-fix rules, not by a pattern.
-    problem = schema_problem(parameter_validator(spec, p, drop=("pattern",) if code_set else ()), value)
-    if problem:
-        out.add(HEADER_FORMAT, pointer, f"{p.name}: {problem}")
-        return
-    recommended = p.schema.get("x-recommended-format") if isinstance(p.schema, dict) else None
-    if recommended and not _conforms(recommended, value):
-        out.add(HEADER_RECOMMENDED_FORMAT, pointer, f"{p.name} {_short(value)} is not a {recommended}; a {recommended} is recommended", WARNING)
-    if p.key == PSU_IDENTITY_HEADER:
+def _check_header_value(spec: Spec, op: Operation, check: _HeaderCheck, value: str, out: Problems) -> None:
+    p = check.param
+    if not check.schema.is_valid(value):
+        problem = schema_problem(check.schema, value)
+        if problem:
+            out.add(HEADER_FORMAT, header_pointer(p.name), f"{p.name}: {problem}")
+            return
+    if check.recommended and not _conforms(check.recommended, value):
+        out.add(HEADER_RECOMMENDED_FORMAT, header_pointer(p.name),
+                f"{p.name} {_short(value)} is not a {check.recommended}; a {check.recommended} is recommended", WARNING)
+    if check.key == PSU_IDENTITY_HEADER:
         from ..checks.identity import check_norwegian_identity_number
 
         for issue in check_norwegian_identity_number(value):
-            out.add(PSU_IDENTITY_INVALID, pointer, f"X-PSU-IDENTITY: {issue.message}")
-    if code_set:
-        _check_code_list(spec, op, p, code_set, value, out)
+            out.add(PSU_IDENTITY_INVALID, header_pointer(p.name), f"X-PSU-IDENTITY: {issue.message}")
+    if check.code_set:
+        _check_code_list(spec, op, p, check.code_set, value, out)
 
 
 def _conforms(fmt: str, value: str) -> bool:

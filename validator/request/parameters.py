@@ -39,6 +39,13 @@ class ParameterSchema:
         self._fast = jsonschema_rs.validator_for(schema, formats=FORMAT_CHECKS, validate_formats=True, mask="…")
         self._detail = None
 
+    def is_valid(self, value: Any) -> bool:
+        """True when the value certainly conforms (False also when the compiled engine cannot take it)."""
+        try:
+            return self._fast.is_valid(value)
+        except (ValueError, OverflowError, TypeError):
+            return False
+
     def iter_errors(self, value: Any):
         try:
             if self._fast.is_valid(value):

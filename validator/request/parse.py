@@ -61,6 +61,8 @@ def _split_target(target: str, problems: list[RequestProblem]) -> tuple[str, str
 
 def _check_header(name: str, value: str, problems: list[RequestProblem]) -> bool:
     """Report a malformed header name or value; False when the header must be dropped (unusable name)."""
+    if _TOKEN_RE.match(name) and value.isascii() and value.isprintable():
+        return True  # the common case, decided without scanning for each defect in turn
     if not _TOKEN_RE.match(name):
         problems.append(RequestProblem(HEADER_MALFORMED, header_pointer(name), f"header name {_short(name)} is not an HTTP token (RFC 9110 §5.1)"))
         return False
@@ -100,15 +102,15 @@ def parse_envelope(envelope: Any) -> Parsed:
         split = _split_target(path, problems)
     headers: list[tuple[str, str]] = []
     raw_headers = envelope.get("headers")
-    items: list[tuple[Any, Any, str]] = []
+    items: list[tuple[Any, Any, str | None]] = []  # (name, value, pointer when not the header's own)
     if raw_headers is None:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", "headers is missing: an object of header names to values, or a list of [name, value] pairs"))
     elif isinstance(raw_headers, dict):
         for name, value in raw_headers.items():
             if isinstance(value, list):
-                items.extend((name, v, header_pointer(str(name))) for v in value)
+                items.extend((name, v, None) for v in value)
             else:
-                items.append((name, value, header_pointer(str(name))))
+                items.append((name, value, None))
     elif isinstance(raw_headers, list):
         for i, pair in enumerate(raw_headers):
             if isinstance(pair, (list, tuple)) and len(pair) == 2:
@@ -119,7 +121,7 @@ def parse_envelope(envelope: Any) -> Parsed:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", f"headers must be an object or a list of [name, value] pairs, got {type(raw_headers).__name__}"))
     for name, value, where in items:
         if not isinstance(name, str) or not isinstance(value, str):
-            problems.append(RequestProblem(REQUEST_MALFORMED, where, f"a header name and value are strings, got {_short(name)}: {_short(value)}"))
+            problems.append(RequestProblem(REQUEST_MALFORMED, where or header_pointer(str(name)), f"a header name and value are strings, got {_short(name)}: {_short(value)}"))
             continue
         if _check_header(name, value, problems):
             headers.append((name, value.strip(" \t")))

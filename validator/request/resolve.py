@@ -73,8 +73,35 @@ def _routes(spec: Spec, overrides: tuple[tuple[str, str], ...]) -> tuple[tuple[O
     return result
 
 
+_FIXED_ROUTES_BOUND = 4096  # fixed paths are few (literal and enum segments only); the bound only guards the cache
+
+
 def resolve_operation(spec: Spec, method: str, path: str, *, paths: Mapping[str, str] | None = None) -> Resolution:
-    """The operation ``method path`` addresses; literal segments win over templated ones (OpenAPI path matching)."""
+    """The operation ``method path`` addresses; literal segments win over templated ones (OpenAPI path matching).
+
+    A match whose every segment is literal or a member of an enumeration (creation paths) is remembered: there are
+    only a few such paths, and they are what most requests address."""
+    fixed = spec._cache.setdefault("request-fixed-routes", {})
+    key = (method, path, tuple(sorted(paths.items())) if paths else ())
+    found = fixed.get(key)
+    if found is not None:
+        return Resolution(found.operation, found.template, dict(found.path_values), [])
+    resolution = _resolve(spec, method, path, paths)
+    if resolution.operation is not None and len(fixed) < _FIXED_ROUTES_BOUND and _fixed(spec, resolution, paths):
+        fixed[key] = resolution
+    return resolution
+
+
+def _fixed(spec: Spec, resolution: Resolution, paths: Mapping[str, str] | None) -> bool:
+    """True when the matched template has no free parameter: every value the match took is an enumeration member."""
+    key = tuple(sorted((paths or {}).items()))
+    for op, template, segs in _routes(spec, key):
+        if op is resolution.operation and template == resolution.template:
+            return all(s.literal is not None or s.enum is not None for s in segs)
+    return False
+
+
+def _resolve(spec: Spec, method: str, path: str, paths: Mapping[str, str] | None) -> Resolution:
     problems: list[RequestProblem] = []
     try:
         segments = [unquote(s, errors="strict") for s in path[1:].split("/")]

@@ -88,6 +88,9 @@ def _as_text(x: Any) -> str:
 
 
 def _normalise_headers(headers: Any) -> list[tuple[str, str]]:
+    if type(headers) is list and all(type(h) is tuple and len(h) == 2 and type(h[0]) is str and type(h[1]) is str
+                                     for h in headers):
+        return headers  # already (name, value) text pairs, as the request check hands them
     out = []
     try:
         items = list(headers or ())
@@ -132,9 +135,12 @@ def _verify(request: SignableRequest, options: VerifyOptions) -> list[Finding]:
     out = _Collector(wire_names)
 
     oversized: set[str] = set()
+    limit = options.max_header_length
     for lname, values in index.items():
+        if len(values[0]) <= limit and len(values) == 1:
+            continue
         longest = max(len(v) for v in values)
-        if longest > options.max_header_length:
+        if longest > limit:
             oversized.add(lname)
             out.add("header-oversized", lname,
                     f"{_CANONICAL.get(lname) or wire_names[lname]} value is {longest} characters long, "
