@@ -159,6 +159,9 @@ def detect_kind(spec: Spec, payload: Any) -> Detection:
         for entry, shape in _indexed_shapes(spec)[1]:
             if not (exact and exact[-1] is entry) and (not items or shape.fits(items, items.keys())):
                 exact.append(entry)
+    if len(exact) == 1:  # one kind fits: valid or not, it is the one (its checks come next)
+        chosen = exact[0].kind.name
+        return Detection(chosen, (chosen,), f"checked as {chosen} (detected)")
     if exact:
         valid = [e for e in exact if checker_for(spec, e.kind.schema_name).is_valid(payload)]
         pool = valid or exact

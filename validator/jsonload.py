@@ -38,6 +38,7 @@ import io
 import json
 import re
 import sys
+import threading
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any, BinaryIO, Iterable, Iterator, TextIO
@@ -339,38 +340,53 @@ def _too_deep(max_depth: int, depth: int | str | None = None) -> LoadProblem:
     )
 
 
-def _parse(text: str, max_depth: int, problems: list[LoadProblem]) -> Any | None:
-    duplicates = 0
-    non_finite = 0
+class _Counting:
+    """A JSON decoder whose hooks count repeated keys and non-finite numbers (made once per thread: building a
+    decoder costs about as much as decoding a small payload)."""
 
-    def pairs_hook(pairs: list[tuple[str, Any]], dict=dict, len=len) -> dict:
-        nonlocal duplicates
+    def __init__(self, parse_int: Any = None) -> None:
+        self.duplicates = 0
+        self.non_finite = 0
+        self.decoder = json.JSONDecoder(object_pairs_hook=self.pairs_hook, parse_float=self.float_hook,
+                                        parse_constant=self.constant_hook, parse_int=parse_int)
+
+    def pairs_hook(self, pairs: list[tuple[str, Any]]) -> dict:
         obj = dict(pairs)
         if len(obj) != len(pairs):
-            duplicates += 1
+            self.duplicates += 1
         return obj
 
-    def float_hook(token: str, float=float) -> float:
-        nonlocal non_finite
+    def float_hook(self, token: str) -> float:
         number = float(token)
         if number - number != 0.0:  # inf - inf is nan; nan != 0.0
-            non_finite += 1
+            self.non_finite += 1
         return number
 
-    def constant_hook(token: str) -> float:
-        nonlocal non_finite
-        non_finite += 1
+    def constant_hook(self, token: str) -> float:
+        self.non_finite += 1
         return float(token)
 
-    def decoder(parse_int=None) -> json.JSONDecoder:
-        return json.JSONDecoder(
-            object_pairs_hook=pairs_hook, parse_float=float_hook, parse_constant=constant_hook, parse_int=parse_int
-        )
+    def decode(self, text: str) -> Any:
+        self.duplicates = self.non_finite = 0
+        return self.decoder.decode(text)
 
+
+_DECODERS = threading.local()
+
+
+def _counting_decoder() -> _Counting:
+    decoder = getattr(_DECODERS, "decoder", None)
+    if decoder is None:
+        decoder = _DECODERS.decoder = _Counting()
+    return decoder
+
+
+def _parse(text: str, max_depth: int, problems: list[LoadProblem]) -> Any | None:
+    counting = _counting_decoder()
     huge_int = False
     while True:
         try:
-            value = decoder(_int_or_infinity if huge_int else None).decode(text)
+            value = counting.decode(text)
             break
         except json.JSONDecodeError as exc:
             problems.append(LoadProblem(JSON_SYNTAX, exc.msg, exc.lineno, exc.colno))
@@ -384,7 +400,8 @@ def _parse(text: str, max_depth: int, problems: list[LoadProblem]) -> Any | None
             # CPython's int conversion limit (CVE-2020-10735): decode again, such integers as infinity (they lie
             # beyond every double anyway), so the document's other checks still run.
             huge_int = True
-            duplicates = non_finite = 0
+            counting = _Counting(_int_or_infinity)
+    duplicates, non_finite = counting.duplicates, counting.non_finite
     if duplicates or non_finite or huge_int:
         found: list[LoadProblem] = []
         _locate(text, duplicates > 0, non_finite > 0 or huge_int, found)

@@ -112,13 +112,18 @@ def _is_ipv6(value: object) -> bool:
 def _is_uri(value: object) -> bool:
     if not isinstance(value, str):
         return True
-    if any(c.isspace() or ord(c) < 0x20 for c in value):
+    if _URI_SPACE_OR_CONTROL.search(value):
         return False
     try:
         parts = urlsplit(value)
     except ValueError:
         return False
-    return bool(parts.scheme) and re.match(r"^[A-Za-z][A-Za-z0-9+.-]*$", parts.scheme) is not None
+    return bool(parts.scheme) and _URI_SCHEME.match(parts.scheme) is not None
+
+
+# White space (str.isspace: ASCII and Unicode separators) or a C0 control: never inside a URI.
+_URI_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")  # \s: exactly what str.isspace() accepts
+_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*\Z")
 
 
 FORMAT_CHECKS = {

@@ -10,14 +10,14 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from .cache import read_json, write_json
+
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 SPEC_ENV = "OBVALIDATE_SPEC"
-CACHE_ENV = "OBVALIDATE_CACHE_DIR"
 
 
 class SpecError(Exception):
@@ -29,14 +29,6 @@ def default_spec_path() -> Path:
     if env:
         return Path(env)
     return Path(__file__).resolve().parent.parent / "spec" / "openapi.yaml"
-
-
-def _cache_dir() -> Path:
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "obvalidate"
 
 
 def _parse_yaml(text: bytes) -> dict:
@@ -53,20 +45,12 @@ def read_spec_document(path: Path) -> dict:
     except OSError as exc:
         raise SpecError(f"cannot read the spec {path}: {exc.strerror or exc}") from exc
     digest = hashlib.sha256(data).hexdigest()[:24]
-    cache_file = _cache_dir() / f"spec-{digest}.json"
-    try:
-        return json.loads(cache_file.read_bytes())
-    except (OSError, ValueError):
-        pass
+    name = f"spec-{digest}.json"
+    document = read_json(name)
+    if isinstance(document, dict):
+        return document
     document = _parse_yaml(data)
-    try:  # best effort: a read-only home only costs the YAML parse next time
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_file.parent, prefix=".spec-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(document, fh, ensure_ascii=False)
-        os.replace(tmp, cache_file)
-    except OSError:
-        pass
+    write_json(name, document)  # best effort: a read-only home only costs the YAML parse next time
     return document
 
 

@@ -56,6 +56,59 @@ _TO_DIGITS = str.maketrans(_LETTER_VALUE)
 # or None for a code the registry does not have.
 _REGISTRY: dict[str, tuple[int, re.Pattern[str], str] | None] = {}
 _NATIONAL_MODULES: dict[str, object] = {}
+_TABLE: dict | None = None
+
+
+def _registry_table() -> dict:
+    """``{"countries": {code: [BBAN structure, country name]}, "national": [codes with a python-stdnum IBAN module]}``
+    from python-stdnum's copy of the IBAN registry, kept in the user cache named by the registry file it was read
+    from: importing stdnum and parsing its registry takes longer than checking a payload (cold start)."""
+    global _TABLE
+    if _TABLE is not None:
+        return _TABLE
+    import hashlib
+    import importlib.util
+    from pathlib import Path
+
+    from ..cache import read_json, write_json
+
+    found = importlib.util.find_spec("stdnum")  # the package's place, without importing it
+    package = Path(found.origin).parent if found and found.origin else None
+    name = None
+    if package is not None:
+        try:
+            stat = (package / "iban.dat").stat()
+            source = f"{package}|{stat.st_size}|{stat.st_mtime_ns}"
+            name = f"iban-registry-{hashlib.sha256(source.encode()).hexdigest()[:24]}.json"
+        except OSError:
+            pass
+    table = read_json(name) if name else None
+    if not (isinstance(table, dict) and isinstance(table.get("countries"), dict) and isinstance(table.get("national"), list)):
+        table = _read_registry(package)
+        if name:
+            write_json(name, table)
+    _TABLE = table
+    return table
+
+
+def _read_registry(package) -> dict:
+    from stdnum import numdb
+
+    db = numdb.get("iban")
+    countries = {}
+    for first in _UPPER:
+        for second in _UPPER:
+            code = first + second
+            info = db.info(code)
+            props = info[0][1] if info and info[0][0] == code else {}
+            if props.get("bban"):
+                countries[code] = [props["bban"], props.get("country", code)]
+    national = sorted(code for code in countries
+                      if package is not None and (package / code.lower() / "iban.py").is_file())
+    return {"countries": countries, "national": national}
+
+
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def _registry_entry(country: str) -> tuple[int, re.Pattern[str], str] | None:
@@ -63,22 +116,19 @@ def _registry_entry(country: str) -> tuple[int, re.Pattern[str], str] | None:
         return _REGISTRY[country]
     except KeyError:
         pass
-    from stdnum import numdb
-
     entry = None
-    if len(country) == 2:
-        info = numdb.get("iban").info(country)
-        props = info[0][1] if info and info[0][0] == country else {}
-        structure = props.get("bban")
-        if structure:
-            length = 4 + sum(int(n) for n, _ in _STRUCT_PART.findall(structure))
-            parts = _STRUCT_PART.findall(structure)
-            if all(k == "n" for _, k in parts):
-                pattern = _ALL_DIGITS  # checked with str.isdigit, no regex needed
-            else:
-                pattern = re.compile("".join(f"{_STRUCT_CLASS[k]}{{{n}}}" for n, k in parts))
-            entry = (length, pattern, props.get("country", country))
-    _REGISTRY[country] = entry
+    found = _registry_table()["countries"].get(country) if len(country) == 2 else None
+    if found:
+        structure, name = found
+        parts = _STRUCT_PART.findall(structure)
+        length = 4 + sum(int(n) for n, _ in parts)
+        if all(k == "n" for _, k in parts):
+            pattern = _ALL_DIGITS  # checked with str.isdigit, no regex needed
+        else:
+            pattern = re.compile("".join(f"{_STRUCT_CLASS[k]}{{{n}}}" for n, k in parts))
+        entry = (length, pattern, name)
+    if len(_REGISTRY) < 1024:  # bounded: only two-letter codes are ever looked up in the table
+        _REGISTRY[country] = entry
     return entry
 
 
@@ -173,6 +223,8 @@ def _national_problem(iban: str) -> Problem | None:
     if country == "NO":
         message = _bban_mod11_problem(iban[4:], iban)
         return None if message is None else Problem(IBAN_NATIONAL_CHECK_DIGIT, message, WARNING)
+    if country not in _registry_table()["national"]:
+        return None  # no country rule in python-stdnum: nothing to import
     try:
         module = _NATIONAL_MODULES[country]
     except KeyError:

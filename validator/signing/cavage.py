@@ -295,7 +295,7 @@ def build_signing_string(method: str, target: str, signed: Sequence[str],
                     raise SigningStringError(
                         f"signed header {name!r} contains CR, LF or NUL, which would forge signing-string lines",
                         header=name, injection=True)
-            value = ", ".join(v.strip(" \t") for v in values)
+            value = values[0].strip(" \t") if len(values) == 1 else ", ".join(v.strip(" \t") for v in values)
         if not value.isascii() and not _utf8_encodable(value):
             raise SigningStringError(
                 f"signed {'request target' if name == REQUEST_TARGET else 'header ' + repr(name)} holds an unpaired "

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 ACCEPTED = {"SHA-256": "sha256", "SHA-512": "sha512"}
 WEAK = {"MD5": "md5", "SHA": "sha1"}
 _HASHES = {**ACCEPTED, **WEAK}
+_CONSTRUCTORS = {alg: getattr(hashlib, name) for alg, name in _HASHES.items()}
+_DIGEST_SIZES = {alg: make().digest_size for alg, make in _CONSTRUCTORS.items()}
 _ALG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*\Z")
 
 
@@ -71,7 +73,7 @@ def check_digest(value: str, body: bytes | None) -> list[DigestProblem]:
         except (binascii.Error, ValueError):
             problems.append(DigestProblem("malformed", f"Digest {alg} value {b64[:60]!r} is not valid Base64"))
             continue
-        expected_len = hashlib.new(_HASHES[alg]).digest_size
+        expected_len = _DIGEST_SIZES[alg]
         if len(raw) != expected_len:
             problems.append(DigestProblem(
                 "malformed", f"Digest {alg} value is {len(raw)} bytes, a {alg} digest is {expected_len} bytes"))
@@ -84,7 +86,7 @@ def check_digest(value: str, body: bytes | None) -> list[DigestProblem]:
     if body is None:
         return problems
     for alg, raw in decoded:
-        actual = hashlib.new(_HASHES[alg], body).digest()
+        actual = _CONSTRUCTORS[alg](body).digest()
         if actual != raw:
             problems.append(DigestProblem(
                 "mismatch",
