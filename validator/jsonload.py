@@ -462,7 +462,8 @@ def _load(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) 
                 line, column,
             ))
             return Loaded(None, problems)
-    depth = _structure_depth(data, max_depth)
+    # Each level of nesting opens a bracket: with no more brackets in all than the limit, it cannot be too deep.
+    depth = _structure_depth(data, max_depth) if data.count(b"[") + data.count(b"{") > max_depth else 0
     if depth > max_depth:
         problems.append(_too_deep(max_depth, depth))
         return Loaded(None, problems)
