@@ -19,6 +19,7 @@ from validator.spec import Spec, load_spec
 
 from .model import REGISTRY
 from .runner import RunResult
+from .suites.links import CHECK_ID as LINKS_CHECK, links_coverage
 
 STATUS_ORDER = ("failed", "error", "not-exercised", "passed")
 
@@ -87,6 +88,7 @@ def coverage(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
             "exercised": [s for s in sections if s in refs],
             "not_exercised": {s: "no check of the run reached a rule of this section" for s in sections if s not in refs},
         },
+        "links": links_coverage(spec, refs, ran=LINKS_CHECK in ran),
     }
 
 
@@ -208,7 +210,7 @@ def html_report(result: RunResult, spec: Spec | None = None) -> str:
 <h2>Checks</h2><table><tr><th>Suite</th><th>Check</th><th>Operation</th><th>Status</th><th>Cases</th><th>Reason</th>
 </tr>{rows}</table>
 <h2>Clause coverage</h2><h3>Rules</h3>{listing(cov['rules'])}<h3>Decisions</h3>{listing(cov['decisions'])}
-<h3>Document sections</h3>{listing(cov['sections'])}</body></html>
+<h3>Document sections</h3>{listing(cov['sections'])}<h3>Links</h3>{listing(cov['links'])}</body></html>
 """
 
 

@@ -18,6 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+from urllib.parse import quote
 
 import httpx
 
@@ -199,6 +200,8 @@ class Session:
                 value = body.get(name)
                 if isinstance(value, str) and value and value not in self._issued:
                     self._issued[value] = f"{{{name}#{len(self._issued) + 1}}}"
+                    # as a path segment of a later request too (percent-encoded by an HTTP client)
+                    self._issued.setdefault(quote(value, safe=""), self._issued[value])
                     self._issued_pattern = None
 
     def _named(self, text: str) -> str:

@@ -1,2 +1,3 @@
 """The suites of the conformance gate; importing them registers their checks (conformance.gate.model.REGISTRY)."""
 from . import fuzz, security, semantic, stateful  # noqa: F401
+from . import links  # noqa: F401,E402 - last: the walk over the links runs after the targeted scenarios

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from conformance.client import PreparedRequest
-from validator.context import today_in_oslo
+from validator.context import Context, today_in_oslo
 from validator.signing import SignableRequest, sign_request
 
 from ..model import Expected, check
@@ -182,8 +182,9 @@ def _remember(session: Session, case, target: str, response) -> None:
         known.append(resource)
 
 
-def send_case(session: Session, operation, case, *, negative: bool) -> None:
-    """Sign and send one case; compare the target's answer with the validator's prediction."""
+def send_case(session: Session, operation, case, *, negative: bool, context: Context | None = None):
+    """Sign and send one case; compare the target's answer with the validator's prediction (given ``context``, the
+    payments the target holds). The target's response, or None when nothing could be sent."""
     operation_id = operation.definition.raw.get("operationId") or operation.label
     op = session.spec.operation(operation_id)
     success, refusals = _declared(session, operation_id)
@@ -202,7 +203,7 @@ def send_case(session: Session, operation, case, *, negative: bool) -> None:
     session.record_case(operation_id, request)
     session.learn_issued_ids(response)
     exchange = Exchange(operation_id, request, response, answer_of(response))
-    expected, errors = session.predict(request, success=success)
+    expected, errors = session.predict(request, success=success, context=context)
     if not errors:
         # valid per the validator: the target may still refuse it for its state (an unknown id, a duplicate)
         expected = Expected(success + refusals, (), "the validator finds no error")
@@ -225,6 +226,7 @@ def send_case(session: Session, operation, case, *, negative: bool) -> None:
     if problems:
         p = problems[0]
         raise Disagreement(exchange, "an answer the spec declares", p.rule, f"response: {p.message}")
+    return response
 
 
 def _content_type(response) -> str:

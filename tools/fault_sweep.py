@@ -1,0 +1,100 @@
+"""Every fault switch of the reference sandbox against every suite of the conformance gate, with default settings:
+which suites catch which switch, with how many findings, and which checks.
+
+    python tools/fault_sweep.py [--switch NAME ...] [--max-examples 10] [--seed 0] [--workers 1] [--json FILE]
+
+For each switch (``obvalidate sandbox faults``), and first for the faithful sandbox, a fresh reference sandbox is
+started with only that switch on and ``obvalidate conform`` runs all suites against it (the same run as the
+command's defaults). The table gives, per switch and suite, the number of findings, then the check ids that found
+something (with their counts). Exit 1 when a switch is caught by no suite, or when the faithful sandbox has a
+finding or a check errs; 0 otherwise. (CI runs only the checks enforcing each switch: tests/conformance/test_gate.py.)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from conformance.gate.model import SUITES  # noqa: E402
+from conformance.gate.runner import RunOptions, RunResult, run  # noqa: E402
+from conformance.gate.session import Identities  # noqa: E402
+from conformance.gate.target import ReferenceServer  # noqa: E402
+from conformance.sandbox.faults import FAULTS  # noqa: E402
+
+FAITHFUL = "(none)"
+
+
+def sweep_one(switch: str, options: argparse.Namespace, identities: Identities) -> dict:
+    """One run of every suite against the reference sandbox with ``switch`` on (FAITHFUL: none)."""
+    server = ReferenceServer(faults=() if switch == FAITHFUL else (switch,)).start()
+    started = time.perf_counter()
+    try:
+        result: RunResult = run(RunOptions(server.url, SUITES, identities=identities, seed=options.seed,
+                                           max_examples=options.max_examples, workers=options.workers))
+    finally:
+        server.stop()
+    by_suite = Counter(f.suite for f in result.findings)
+    checks = Counter(f.check for f in result.findings)
+    errors = sorted({o.check for o in result.outcomes if o.status == "error"})
+    return {"switch": switch, "seconds": round(time.perf_counter() - started, 1),
+            "findings": {suite: by_suite.get(suite, 0) for suite in SUITES},
+            "checks": dict(sorted(checks.items())), "errors": errors, "requests": len(result.cases)}
+
+
+def table(rows: list[dict]) -> str:
+    header = ["switch", *SUITES, "s", "caught by (check: findings)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        caught = ", ".join(f"{c}: {n}" for c, n in row["checks"].items()) or "NOT CAUGHT"
+        if row["errors"]:
+            caught += f"; errors in {', '.join(row['errors'])}"
+        cells = [row["switch"], *(str(row["findings"][s]) for s in SUITES), f"{row['seconds']:.0f}", caught]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--switch", action="append", choices=sorted(FAULTS), help="only these switches (repeat)")
+    parser.add_argument("--max-examples", type=int, default=10, help="as obvalidate conform (default 10)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1, help="worker processes per run (suites spread)")
+    parser.add_argument("--json", help="also write the rows as JSON to this file")
+    options = parser.parse_args(argv)
+    identities = Identities.throwaway()
+    switches = [FAITHFUL, *(options.switch or sorted(FAULTS))]
+    started = time.perf_counter()
+    rows = []
+    for switch in switches:
+        rows.append(sweep_one(switch, options, identities))
+        print(f"{switch}: {sum(rows[-1]['findings'].values())} findings in {rows[-1]['seconds']} s", file=sys.stderr,
+              flush=True)
+    print(table(rows))
+    total = time.perf_counter() - started
+    print(f"\n{len(switches) - 1} switches + the faithful sandbox, all suites, seed {options.seed}, "
+          f"--max-examples {options.max_examples}: {total:.0f} s wall")
+    if options.json:
+        Path(options.json).write_text(json.dumps({"rows": rows, "seconds": round(total, 1)}, indent=2) + "\n",
+                                      encoding="utf-8")
+    faithful, faulty = rows[0], rows[1:]
+    missed = [r["switch"] for r in faulty if not r["checks"]]
+    problems = []
+    if missed:
+        problems.append(f"caught by no suite: {', '.join(missed)}")
+    if faithful["checks"] or faithful["errors"]:
+        problems.append("the faithful sandbox has findings or errors")
+    errs = [r["switch"] for r in rows if r["errors"]]
+    if errs:
+        problems.append(f"a check erred with: {', '.join(errs)}")
+    for problem in problems:
+        print(f"fault_sweep: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
