@@ -22,7 +22,7 @@ from conformance.gate.cli import conform
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LOCAL_PRISM = REPO_ROOT / ".ci" / "node" / "node_modules" / ".bin" / "prism"
 CHECKS = ("security:unsigned,security:tampered-body,semantic:amount-minor-units,semantic:valid-control,stateful:lifecycle,"
-          "schema:generated-requests,negative:schema-invalid-requests")
+          "schema:generated-requests,negative:schema-invalid-requests,stateful:links")
 
 
 def prism() -> str:

@@ -30,7 +30,7 @@ from ..session import ABSENT_STATUSES, Disagreement, Session
 from .fuzz import fuzzing_document, register_formats, send_case
 
 CHECK_ID = "stateful:links"
-STEPS_PER_SCENARIO = 10
+STEPS_PER_SCENARIO = 20
 SANDBOX_TAG = "Sandbox"
 
 
