@@ -50,7 +50,8 @@ def table(rows: list[dict]) -> str:
     header = ["switch", *SUITES, "s", "caught by (check: findings)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        caught = ", ".join(f"{c}: {n}" for c, n in row["checks"].items()) or "NOT CAUGHT"
+        nothing = "no finding (as it must)" if row["switch"] == FAITHFUL else "NOT CAUGHT"
+        caught = ", ".join(f"{c}: {n}" for c, n in row["checks"].items()) or nothing
         if row["errors"]:
             caught += f"; errors in {', '.join(row['errors'])}"
         cells = [row["switch"], *(str(row["findings"][s]) for s in SUITES), f"{row['seconds']:.0f}", caught]

@@ -32,6 +32,7 @@ from .fuzz import fuzzing_document, register_formats, send_case
 CHECK_ID = "stateful:links"
 STEPS_PER_SCENARIO = 20
 SANDBOX_TAG = "Sandbox"
+DUPLICATES = "allowLogicalDuplicate"
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def state_machine(session: Session):
             case = input.case
             operation_id = _operation_id(case.operation)
             followed = labels.get(input.transition.id) if input.transition is not None else None
-            _fresh_request_id(case)
+            _new_request(case)
             try:
                 response = send_case(session, case.operation, case, negative=False, context=_basket_context(case))
             except Disagreement as found:
@@ -148,12 +149,16 @@ def state_machine(session: Session):
 
     request_ids = iter(range(1, 2**62))
 
-    def _fresh_request_id(case) -> None:
-        """Each step is a new request: a generated X-Request-ID (often the spec's example) would make most steps
-        a replay of an earlier one (A29, the targeted scenario's business). Numbered from the seed: deterministic."""
+    def _new_request(case) -> None:
+        """Each step is a new request, each creation a new resource: a generated X-Request-ID (often the spec's
+        example) would make most steps a replay of an earlier one (A29), and the simple bodies generated first
+        logical duplicates of the schema suite's (A30) -- the targeted scenarios' business, not the walk's. The
+        ids are numbered from the seed: the same seed, the same cases."""
         for name in list(case.headers or ()):
             if name.lower() == "x-request-id":
                 case.headers[name] = str(uuid.UUID(int=(session.seed << 80) | next(request_ids), version=4))
+        if any(p.name == DUPLICATES for p in case.operation.iter_parameters()):
+            case.query = {**(case.query or {}), DUPLICATES: "true"}
 
     def _basket_context(case) -> Context | None:
         """The payments this run created, for the validator's basket rules (their service and product)."""
