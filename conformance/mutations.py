@@ -8,21 +8,33 @@ implementation and compares its answers with the validator's.
 """
 from __future__ import annotations
 
+import base64
 import copy
+import dataclasses
 import datetime as _dt
+import hashlib
 import string
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
+from urllib.parse import parse_qsl, urlencode
 
 from hypothesis import reject
 from hypothesis import strategies as st
 
 from conformance.generate import covered_kinds, valid_payloads, valid_values
 from validator.checks.accounts import make_iban, norwegian_bban_check_digit
+from validator.checks.identity import norwegian_identity_control_digits
 from validator.checks.kid import kid_check_digit_mod10, kid_check_digit_mod11
 from validator.context import DEFAULT_PROFILE
+from validator.request.build import sample_value
+from validator.request.headers import (CORPORATE_CONTEXT, CORPORATE_ID_HEADER, LIST_HEADERS, MAX_HEADER_LENGTH,
+                                       PSU_IDENTITY_HEADER, SIGNATURE_CONTEXT_HEADER)
+from validator.request.parameters import inline_refs, owned_by_verifier, parameter_validator, schema_problem
+from validator.request.query import DATE_RANGE as QUERY_DATE_RANGE
 from validator.rules.amounts import split_amount
+from validator.signing import PROFILE_SIGNED_HEADERS, SignableRequest, sign_request
 from validator.spec import as_tuple, load_spec
 
 SPEC = load_spec()
@@ -611,3 +623,407 @@ def mutate(rule_id: str, kind: str, data, *, today: _dt.date | None = None) -> t
     original = data.draw(payloads(kind).filter(_substantial), label="valid payload")
     mutant = MUTATIONS[rule_id][1](copy.deepcopy(original), data)
     return original, mutant
+
+
+# ====================================================================== request mutations: headers, query, path, body
+# The rules of the request kind (validator/rules/request_rules.py and the signature rules of A8) broken in an HTTP
+# request that is otherwise valid. A request mutation works on a :class:`Draft` (the request before it is signed)
+# at one *site* (the header, query parameter or method it breaks) the operation offers; the differential tests prove
+# each site breaks only its rule, the semantic suite of the conformance gate sends one request per site and draw.
+@dataclass
+class Draft:
+    """One request before signing. ``after`` changes the signed request (a header's new value from its signed one;
+    None removes it): what a verifier must refuse although the TPP signed something else. A Digest the draft
+    carries is signed as it is (not recomputed over the body)."""
+
+    operation: str
+    method: str
+    path: str
+    query: list[tuple[str, str]]
+    headers: list[tuple[str, str]]
+    body: bytes
+    after: list[tuple[str, Callable[[str | None], str | None]]] = dataclasses.field(default_factory=list)
+
+    @property
+    def target(self) -> str:
+        return self.path + ("?" + urlencode(self.query) if self.query else "")
+
+    def header(self, name: str) -> str | None:
+        return next((v for n, v in self.headers if n.lower() == name.lower()), None)
+
+    def set_header(self, name: str, value: str | None) -> None:
+        kept = [(n, v) for n, v in self.headers if n.lower() != name.lower()]
+        self.headers = kept + ([(name, value)] if value is not None else [])
+
+    def set_query(self, name: str, value: str | None) -> None:
+        self.query = [(n, v) for n, v in self.query if n != name] + ([(name, value)] if value is not None else [])
+
+
+@dataclass(frozen=True)
+class RequestMutation:
+    """Where an operation offers the rule to be broken (empty: it does not apply there), and how."""
+
+    sites: Callable[[Any], list]          # Operation -> sites
+    apply: Callable[[Draft, Any, Any], None]  # (draft, site, data)
+
+
+def _headers_of(op) -> list:
+    return [p for p in op.header_parameters if not owned_by_verifier(p)]
+
+
+def _schema_check(p, value: str) -> str | None:
+    drop = ("pattern",) if p.raw.get("x-code-set") else ()
+    return schema_problem(parameter_validator(SPEC, p, drop=drop), value)
+
+
+def _bad_value(p) -> str | None:
+    """A sendable value the parameter's schema refuses (its format, enumeration, pattern, range or length)."""
+    schema = inline_refs(SPEC, p.schema)
+    candidates = [BAD_FORMATS.get(schema.get("format", "")),
+                  *(str(schema[k] + d) for k, d in (("minimum", -1), ("maximum", 1)) if k in schema), "ZQXJ", "x", ""]
+    return next((c for c in candidates if c is not None and _schema_check(p, c)), None)
+
+
+def _valid_value(p) -> str:
+    return sample_value(SPEC, p.schema)
+
+
+def _code_list_headers(op) -> list:
+    return [p for p in _headers_of(op) if p.raw.get("x-code-set")]
+
+
+def _code_list(p) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The code set's names, its aliases, and the names an operation requires (x-required-on), per operation."""
+    schema = SPEC.schema(p.raw["x-code-set"])
+    return tuple(schema.get("enum", ())), tuple(schema.get("x-aliases") or ()), schema.get("x-required-on") or {}
+
+
+def _header_required_sites(op) -> list:
+    return [p.name for p in _headers_of(op) if p.required]
+
+
+def _header_format_sites(op) -> list:
+    return [(p.name, bad) for p in _headers_of(op) if (bad := _bad_value(p)) is not None]
+
+
+def _psu_identity_sites(op) -> list:
+    return [p.name for p in _headers_of(op) if p.key == PSU_IDENTITY_HEADER]
+
+
+def synthetic_identity_number(data) -> str:
+    """A valid synthetic test national identity number (month + 80, A16) with right control digits."""
+    birth = f"{data.draw(st.integers(1, 28), label='day'):02d}{data.draw(st.integers(1, 12), label='month') + 80:02d}" \
+            f"{data.draw(st.integers(0, 99), label='year'):02d}"
+    individual = data.draw(st.integers(0, 499), label="individual number")
+    # about one individual number in three has no control digits: the next one that has (1900s, 000-499)
+    for n in (individual + i for i in range(500)):
+        first9 = f"{birth}{n % 500:03d}"
+        control = norwegian_identity_control_digits(first9)
+        if control:
+            return first9 + control
+    raise AssertionError(f"no individual number has control digits for {birth}")
+
+
+def m_psu_identity_invalid(d: Draft, name, data) -> None:
+    number = synthetic_identity_number(data)
+    wrong = data.draw(st.sampled_from([c for c in string.digits if c != number[-1]]), label="wrong control digit")
+    d.set_header(name, number[:-1] + wrong)
+
+
+def _unknown_name(data, taken) -> str:
+    name = "obvalidate-" + data.draw(st.text(string.ascii_lowercase, min_size=3, max_size=10), label="name")
+    if name in taken:
+        reject()
+    return name
+
+
+def m_accept_fix_unknown(d: Draft, name, data) -> None:
+    p = next(p for p in SPEC.operation(d.operation).header_parameters if p.name == name)
+    known, aliases, _ = _code_list(p)
+    current = d.header(name) or ""
+    d.set_header(name, ", ".join(filter(None, [current, _unknown_name(data, set(known) | set(aliases))])))
+
+
+def _accept_fix_required_sites(op) -> list:
+    return [p.name for p in _code_list_headers(op) if _code_list(p)[2].get(op.operation_id)]
+
+
+def m_accept_fix_required(d: Draft, name, data) -> None:
+    p = next(p for p in SPEC.operation(d.operation).header_parameters if p.name == name)
+    known, _, required_on = _code_list(p)
+    others = [n for n in known if n not in as_tuple(required_on[d.operation])]
+    d.set_header(name, ", ".join(data.draw(st.lists(st.sampled_from(others), min_size=1, unique=True), label="names")))
+
+
+def _corporate_sites(op) -> list:
+    keys = {p.key for p in op.header_parameters}
+    return ["corporate"] if {CORPORATE_ID_HEADER, SIGNATURE_CONTEXT_HEADER} <= keys else []
+
+
+def _parameter(op, key: str):
+    return next(p for p in op.header_parameters if p.key == key)
+
+
+def m_corporate_id_required(d: Draft, _site, data) -> None:
+    op = SPEC.operation(d.operation)
+    d.set_header(_parameter(op, SIGNATURE_CONTEXT_HEADER).name, CORPORATE_CONTEXT)
+    d.set_header(_parameter(op, CORPORATE_ID_HEADER).name, None)
+
+
+def _not_accepted_sites(op) -> list:
+    """Headers the interface knows that this operation does not take: the operation's content headers marked
+    accepted: false, and other operations' parameters (not the verifier's, not Host)."""
+    own = {p.key for p in op.header_parameters}
+    found = {name: "application/json" for name, meta in op.content_headers.items()
+             if (meta or {}).get("accepted", True) is False}
+    for other in SPEC.operations.values():
+        for p in _headers_of(other):
+            if p.key not in own and p.key != "host" and p.name not in found:
+                found[p.name] = _valid_value(p)
+    return sorted(found.items())
+
+
+def _duplicate_sites(op) -> list:
+    """Single-valued headers the request carries that are not signed (a repeated signed header is the verifier's)."""
+    return [p.name for p in _headers_of(op) if p.required and p.key != "host" and not p.raw.get("x-code-set")
+            and p.key not in LIST_HEADERS and p.key not in PROFILE_SIGNED_HEADERS]
+
+
+def m_header_duplicate(d: Draft, name, data) -> None:
+    d.headers.append((name.lower(), d.header(name)))  # the same value again: only the repetition is wrong
+
+
+def _query_parameters(op) -> list:
+    return list(op.query_parameters)
+
+
+def _query_format_sites(op) -> list:
+    return [(p.name, bad) for p in _query_parameters(op) if (bad := _bad_value(p)) is not None]
+
+
+def m_query_duplicate(d: Draft, name, data) -> None:
+    p = next(p for p in _query_parameters(SPEC.operation(d.operation)) if p.name == name)
+    value = dict(d.query).get(name) or _valid_value(p)
+    d.set_query(name, value)
+    d.query.append((name, value))
+
+
+def _date_order_sites(op) -> list:
+    names = {p.name for p in _query_parameters(op)}
+    return ["window"] if set(QUERY_DATE_RANGE) <= names else []
+
+
+def m_query_date_order(d: Draft, _site, data) -> None:
+    start = _KIND.today - _dt.timedelta(days=data.draw(st.integers(0, 400), label="days back"))
+    end = start - _dt.timedelta(days=data.draw(st.integers(1, 60), label="window"))
+    d.set_query(QUERY_DATE_RANGE[0], start.isoformat())
+    d.set_query(QUERY_DATE_RANGE[1], end.isoformat())
+
+
+def m_query_unknown(d: Draft, _site, data) -> None:
+    names = {p.name for p in _query_parameters(SPEC.operation(d.operation))}
+    d.query.append((_unknown_name(data, names), "true"))
+
+
+def _path_segment(data) -> str:
+    return "obvalidate-" + data.draw(st.text(string.ascii_lowercase, min_size=2, max_size=8), label="segment")
+
+
+def m_path_unknown(d: Draft, _site, data) -> None:
+    d.path += "/" + _path_segment(data) + "/" + _path_segment(data)
+
+
+def _product_sites(op) -> list:
+    products = SPEC.code_set("PaymentProduct") if "PaymentProduct" in SPEC.schemas else ()
+    return [op.path.rsplit("/", 1)[1]] if op.method == "POST" and op.path.rsplit("/", 1)[-1] in products else []
+
+
+def m_product_unknown(d: Draft, product, data) -> None:
+    d.path = d.path[: -len(product)] + data.draw(st.sampled_from(["instant-", "cross-border-", "target-2-"]),
+                                                 label="prefix") + product
+
+
+HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def _method_sites(op) -> list:
+    taken = {m.upper() for m in SPEC.document["paths"][op.path] if m.upper() in HTTP_METHODS}
+    return [m for m in HTTP_METHODS if m not in taken]
+
+
+def _set_method(d: Draft, method, data) -> None:
+    d.method = method
+
+
+def _remove_header(d: Draft, name, data) -> None:
+    d.set_header(name, None)
+
+
+def _set_header_site(d: Draft, site, data) -> None:
+    d.set_header(*site)
+
+
+def _set_query_site(d: Draft, site, data) -> None:
+    d.set_query(*site)
+
+
+def _remove_query(d: Draft, name, data) -> None:
+    d.set_query(name, None)
+
+
+def m_recommended_format(d: Draft, name, data) -> None:
+    # still unique per request (A29 replays compare X-Request-ID), only not a UUID
+    d.set_header(name, "obvalidate-" + uuid.uuid4().hex)
+
+
+def _recommended_sites(op) -> list:
+    return [p.name for p in _headers_of(op) if p.schema.get("x-recommended-format")]
+
+
+def _one(predicate: Callable[[Any], bool]) -> Callable[[Any], list]:
+    return lambda op: ["request"] if predicate(op) else []
+
+
+def _body_remove(d: Draft, _site, data) -> None:
+    d.body = b""
+
+
+def _body_add(d: Draft, _site, data) -> None:
+    d.body = b'{"obvalidate":true}'
+
+
+def _after(name: str, value: Callable[[str | None], str | None]) -> Callable[[Draft, Any, Any], None]:
+    def apply(d: Draft, _site, data) -> None:
+        d.after.append((name, value))
+    return apply
+
+
+def _digest(value: Callable[[bytes], str]) -> Callable[[Draft, Any, Any], None]:
+    def apply(d: Draft, _site, data) -> None:
+        d.set_header("Digest", value(d.body))
+    return apply
+
+
+def _signed(op) -> bool:
+    return any(owned_by_verifier(p) for p in op.header_parameters)
+
+
+def _with_digest(op) -> bool:
+    return any(p.key == "digest" for p in op.header_parameters)
+
+
+REQUEST_MUTATIONS: dict[str, RequestMutation] = {
+    "path-unknown": RequestMutation(_one(lambda op: True), m_path_unknown),
+    "product-unknown": RequestMutation(_product_sites, m_product_unknown),
+    "method-not-allowed": RequestMutation(_method_sites, _set_method),
+    "header-required": RequestMutation(_header_required_sites, _remove_header),
+    "header-format": RequestMutation(_header_format_sites, _set_header_site),
+    "header-recommended-format": RequestMutation(_recommended_sites, m_recommended_format),
+    "psu-identity-invalid": RequestMutation(_psu_identity_sites, m_psu_identity_invalid),
+    "accept-fix-unknown": RequestMutation(lambda op: [p.name for p in _code_list_headers(op)], m_accept_fix_unknown),
+    "accept-fix-required": RequestMutation(_accept_fix_required_sites, m_accept_fix_required),
+    "corporate-id-required": RequestMutation(_corporate_sites, m_corporate_id_required),
+    "header-not-accepted": RequestMutation(_not_accepted_sites, _set_header_site),
+    "header-duplicate": RequestMutation(_duplicate_sites, m_header_duplicate),
+    "query-unknown": RequestMutation(_one(lambda op: True), m_query_unknown),
+    "query-duplicate": RequestMutation(lambda op: [p.name for p in _query_parameters(op)], m_query_duplicate),
+    "query-format": RequestMutation(_query_format_sites, _set_query_site),
+    "query-required": RequestMutation(lambda op: [p.name for p in _query_parameters(op) if p.required], _remove_query),
+    "query-date-order": RequestMutation(_date_order_sites, m_query_date_order),
+    "body-required": RequestMutation(_one(lambda op: bool(op.request_schema_ref)), _body_remove),
+    "body-not-accepted": RequestMutation(_one(lambda op: not op.request_schema_ref), _body_add),
+    # A8, after signing
+    "signature-malformed": RequestMutation(_one(_signed), _after("Signature", lambda signed: signed + ',extra="1"')),
+    "digest-malformed": RequestMutation(_one(_with_digest), _digest(lambda body: "SHA-256")),
+    "digest-algorithm": RequestMutation(_one(_with_digest), _digest(
+        lambda body: "MD5=" + base64.b64encode(hashlib.md5(body).digest()).decode("ascii"))),
+    "certificate-invalid": RequestMutation(_one(_signed), _after("TPP-Signature-Certificate", lambda _signed: "not*base64!")),
+    "header-oversized": RequestMutation(lambda op: [p.name for p in _headers_of(op) if not p.required and p.key
+                                                    not in PROFILE_SIGNED_HEADERS and _bad_value(p) is None][:1],
+                                        lambda d, name, data: d.set_header(name, "A" * (MAX_HEADER_LENGTH + 1))),
+}
+
+# Rules of the request kind no HTTP request to a target can break alone, and why (clause coverage).
+REQUEST_LEFT_OUT = {
+    "request-malformed": "an HTTP client sends a readable request line and framing; an unreadable envelope is the "
+                         "validator's input, never a request a target receives",
+    "header-malformed": "control characters and folded lines in a header are refused by the HTTP client (h11) "
+                        "before sending, and by the target's HTTP server before the implementation",
+    "signature-header-injection": "a CR/LF in a header value cannot be sent over HTTP/1.1 (the client refuses it)",
+    "digest-unverifiable": "only a request envelope whose body is a JSON value, not its bytes, leaves the Digest "
+                           "unverifiable; over HTTP the bytes sent are known",
+    "date-malformed": "the Date is a signed header (A8): a malformed Date also breaks the signature, so no request "
+                      "breaks this rule alone (the security suite's stale-date check sends a Date outside the window)",
+    "certificate-key-weak": "a weak key (EC, RSA under 2048 bits) cannot make the rsa-sha256 signature of a valid "
+                            "request with this signer; not sent",
+    "certificate-not-yet-valid": "needs a certificate whose validity starts after the run's clock; the security "
+                                 "suite's expired-certificate check covers the validity window",
+}
+
+
+def draft_of(operation: str, method: str, target: str, headers, body: bytes) -> Draft:
+    path, _, query = target.partition("?")
+    return Draft(operation, method, path, parse_qsl(query, keep_blank_values=True), list(headers), body)
+
+
+def mutate_request(rule_id: str, draft: Draft, site: Any, data) -> Draft:
+    """``draft`` (a valid request) changed at ``site`` so that it breaks ``rule_id``."""
+    REQUEST_MUTATIONS[rule_id].apply(draft, site, data)
+    return draft
+
+
+def signed_draft(draft: Draft, key, certificate, *, date: _dt.datetime) -> tuple[str, str, list[tuple[str, str]], bytes]:
+    """Method, target, headers and body of ``draft`` signed over the exact bytes sent (Digest where the operation
+    takes one), then changed by its ``after`` list."""
+    with_digest = _with_digest(SPEC.operation(draft.operation)) and draft.header("Digest") is None
+    signable = SignableRequest(draft.method, draft.target, draft.headers, draft.body if with_digest else None)
+    headers = list(sign_request(signable, key, certificate, date=date).headers)
+    for name, change in draft.after:
+        value = change(next((v for n, v in headers if n.lower() == name.lower()), None))
+        kept = [(n, v) for n, v in headers if n.lower() != name.lower()]
+        headers = kept + ([(name, value)] if value is not None else [])
+    return draft.method, draft.target, headers, draft.body
+
+
+# The operations request mutations are sent to, with the kind of their body (None: no body). Their answers depend on
+# the request alone, with the fixed test data (A32) for the sandbox accounts and a payment the target holds for the
+# basket.
+REQUEST_OPERATIONS = {
+    "createSepaCreditTransfer": SEPA,
+    "createBulkPayment": BULK,
+    "createSigningBasket": "signing-basket",
+    "createSandboxCardTransactions": "card-transactions",
+    "createSandboxAccountTransactions": "sandbox-account-transactions",
+    "listSandboxCardTransactions": None,
+    "listSandboxAccountTransactions": None,
+}
+REQUEST_MUTATION_CASES = [(rule_id, operation, site) for rule_id, mutation in REQUEST_MUTATIONS.items()
+                          for operation in REQUEST_OPERATIONS for site in mutation.sites(SPEC.operation(operation))]
+
+
+def valid_optional_headers(draft: Draft, data) -> None:
+    """Controls for the header rules: optional headers of the operation with valid values drawn — a synthetic test
+    national identity number (A16), published x-accept-fix names and their aliases (A18), a corporate PSU with its
+    PSU-Corporate-ID (A7) — which a target must accept."""
+    op = SPEC.operation(draft.operation)
+    for p in _headers_of(op):
+        if p.raw.get("x-code-set"):
+            known, aliases, required_on = _code_list(p)
+            names = data.draw(st.lists(st.sampled_from(known + aliases), min_size=1, unique=True), label=p.name)
+            needed = [n for n in as_tuple(required_on.get(op.operation_id)) if n not in names]
+            draft.set_header(p.name, ", ".join(needed + names))
+            continue
+        if p.required or p.key == "host" or draft.header(p.name) is not None:
+            continue
+        if not data.draw(st.booleans(), label=f"send {p.name}"):
+            continue
+        if p.key == PSU_IDENTITY_HEADER:
+            value = synthetic_identity_number(data)
+        elif p.key == SIGNATURE_CONTEXT_HEADER and CORPORATE_ID_HEADER in {q.key for q in op.header_parameters}:
+            value = data.draw(st.sampled_from(SPEC.code_set(p.schema["$ref"].rsplit("/", 1)[1])), label=p.name)
+            if value == CORPORATE_CONTEXT:
+                corporate = _parameter(op, CORPORATE_ID_HEADER)
+                draft.set_header(corporate.name, _valid_value(corporate))
+        else:
+            value = _valid_value(p)
+        draft.set_header(p.name, value)

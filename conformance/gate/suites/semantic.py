@@ -18,11 +18,16 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from conformance.mutations import MUTATIONS, mutate, payloads, _KIND as MUTATION_STATE
+from conformance.client import PreparedRequest, SignedClient
+from conformance.mutations import (MUTATIONS, REQUEST_LEFT_OUT, REQUEST_MUTATIONS, REQUEST_OPERATIONS, draft_of,
+                                   mutate, mutate_request, payloads, signed_draft, valid_optional_headers,
+                                   _KIND as MUTATION_STATE)
+from validator.context import Context, PaymentFacts
 from validator.rules import catalogue
 
 from ..model import NotExercised, check
 from ..session import Disagreement, Exchange, Session, answer_of
+from .data import SEPA, sepa_body
 
 # request kind -> the creation operation whose answer depends on the request alone
 OPERATIONS = {
@@ -63,36 +68,28 @@ def _where(session: Session, operation: str) -> dict[str, Any]:
     return options
 
 
-def probe(session: Session, operation: str, kind: str, rule_id: str | None) -> int:
-    """Run the Hypothesis search for one (rule, operation) pair; a disagreement becomes one shrunk finding.
-    Returns the number of cases sent."""
-    client = session.client()
-    where = _where(session, operation)
-    success = _created(session, operation)
-    today = session.today()
+def _search(session: Session, client: SignedClient, operation: str, rule_id: str | None, what: str, build,
+            success: tuple[int, ...], *, examples: int | None = None) -> int:
+    """Run the Hypothesis search for one (rule, operation) pair: ``build(data)`` draws a request and its context;
+    the validator predicts its answer; a disagreement becomes one shrunk finding. Returns the number of cases sent."""
     sent = 0
 
-    @settings(max_examples=session.max_examples, database=None, deadline=None, suppress_health_check=HEALTH,
+    @settings(max_examples=examples or session.max_examples, database=None, deadline=None, suppress_health_check=HEALTH,
               phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False,
               print_blob=False)
     @seed(session.seed)
     @given(data=st.data())
     def search(data: st.DataObject) -> None:
         nonlocal sent
-        if rule_id is None:
-            MUTATION_STATE.today = today
-            payload = data.draw(payloads(kind), label="valid payload")
-        else:
-            payload = mutate(rule_id, kind, data, today=today)[1].payload
-        request = client.prepare(operation, body=json.loads(json.dumps(payload)), **where)
-        expected, errors = session.predict(request, success=success)
+        request, context = build(data)
+        expected, errors = session.predict(request, success=success, context=context)
         response = client.send_prepared(request)
         sent += 1
         session.record_case(operation, request)
         exchange = Exchange(operation, request, response, answer_of(response))
         if not expected.allows(exchange.answer):
             rule = rule_id or (errors[0].rule if errors else CONTROL)
-            raise Disagreement(exchange, expected.describe(), rule, f"{_what(rule_id, kind)}: the validator expects "
+            raise Disagreement(exchange, expected.describe(), rule, f"{what}: the validator expects "
                                f"{expected.describe()} ({expected.why}); the target answered {exchange.answer.describe()}")
         path = request.target.split("?", 1)[0]
         problems = session.responses.problems(request.method, path, response.status_code,
@@ -107,6 +104,126 @@ def probe(session: Session, operation: str, kind: str, rule_id: str | None) -> i
         session.disagree(found.exchange, rule=found.rule, ref="", expected=found.expected, message=found.message)
     session.outcome(operation).cases += sent
     return sent
+
+
+def probe(session: Session, operation: str, kind: str, rule_id: str | None) -> int:
+    """A body mutation of ``kind`` breaking ``rule_id`` (None: valid payloads) sent to ``operation``."""
+    client = _client(session)
+    where = _where(session, operation)
+    today = session.today()
+
+    def build(data: st.DataObject):
+        if rule_id is None:
+            MUTATION_STATE.today = today
+            payload = data.draw(payloads(kind), label="valid payload")
+        else:
+            payload = mutate(rule_id, kind, data, today=today)[1].payload
+        return client.prepare(operation, body=json.loads(json.dumps(payload)), **where), None
+
+    return _search(session, client, operation, rule_id, _what(rule_id, kind), build, _created(session, operation))
+
+
+def _client(session: Session) -> SignedClient:
+    """The suite's one client (a client per search would spend most of the run building TLS contexts)."""
+    client = getattr(session, "_semantic_client", None)
+    if client is None:
+        client = session._semantic_client = session.client()
+    return client
+
+
+def _valid_body(session: Session, kind: str | None) -> Any:
+    """One valid payload of ``kind`` per run (drawn with the run's seed): a request mutation breaks a header, the
+    query, the path or the signature, and the body stays the same valid one (drawing a body per case would cost
+    more than sending it)."""
+    if kind is None:
+        return None
+    bodies = session.__dict__.setdefault("_semantic_bodies", {})
+    if kind not in bodies:
+        MUTATION_STATE.today = session.today()
+
+        @settings(max_examples=1, database=None, deadline=None, suppress_health_check=HEALTH, phases=(Phase.generate,))
+        @seed(session.seed)
+        @given(payload=payloads(kind).filter(lambda p: p not in ([], {})))
+        def draw(payload: Any) -> None:
+            bodies[kind] = json.loads(json.dumps(payload))
+
+        draw()
+    return bodies[kind]
+
+
+def _basket_of_a_held_payment(session: Session) -> tuple[dict, Context]:
+    """A basket body naming one payment the target holds (created once per run), and the payment as the validator's
+    context: the basket operation's header rules are then the only thing a request can break."""
+    held = getattr(session, "_semantic_basket", None)
+    if held is None:
+        created = session.call(session.client(), "createSepaCreditTransfer", body=sepa_body("17.00"),
+                               query={"allowLogicalDuplicate": "true"})
+        pid = created.response.json().get("paymentId") if created.answer.status == 201 else None
+        if not isinstance(pid, str):
+            raise NotExercised(f"the target created no payment to put in a basket ({created.answer.describe()})")
+        facts = PaymentFacts(SEPA["payment-service"], SEPA["payment-product"], "RCVD")
+        held = session._semantic_basket = ({"paymentIds": [pid]}, Context(payments={pid: facts}))
+    return held
+
+
+def request_probe(session: Session, operation: str, rule_id: str | None, site=None, *, examples: int | None = None) -> int:
+    """A request of ``operation`` (its body valid) changed at ``site`` to break ``rule_id`` of the request kind
+    (headers, query, path, method, signature; None: valid optional headers as the control), signed over the exact
+    bytes sent."""
+    client = _client(session)
+    kind = REQUEST_OPERATIONS[operation]
+    where = _where(session, operation)
+    basket = _basket_of_a_held_payment(session) if kind == "signing-basket" else None
+    identity = session.identities.tpp
+    today = session.today()
+
+    body, context = basket if basket is not None else (_valid_body(session, kind), None)
+
+    def build(data: st.DataObject):
+        unsigned = client.prepare(operation, body=body, sign=False, **where)
+        draft = draft_of(operation, unsigned.method, unsigned.target, unsigned.headers, unsigned.body)
+        if rule_id is None:
+            valid_optional_headers(draft, data)
+        else:
+            mutate_request(rule_id, draft, site, data)
+        return PreparedRequest(*signed_draft(draft, identity.key, identity.certificate, date=session.now())), context
+
+    what = f"a {operation} request breaking only {rule_id} at {_site_name(site)}" if rule_id else \
+        f"a valid {operation} request with optional headers"
+    return _search(session, client, operation, rule_id, what, build, _created(session, operation), examples=examples)
+
+
+def _site_name(site) -> str:
+    return site[0] if isinstance(site, tuple) else str(site)
+
+
+def _run_request(rule_id: str):
+    """Every operation that offers the rule a site, every site at least once (the examples spread over the sites)."""
+    def run(session: Session) -> None:
+        for operation in REQUEST_OPERATIONS:
+            sites = REQUEST_MUTATIONS[rule_id].sites(session.spec.operation(operation))
+            if not sites:
+                continue
+            each = max(1, -(-session.max_examples // len(sites)))
+            try:
+                for site in sites:
+                    request_probe(session, operation, rule_id, site, examples=each)
+            except NotExercised as why:
+                session.outcome(operation).status = "not-exercised"
+                session.outcome(operation).reason = str(why)
+                continue
+            session.exercised_rules.add(rule_id)
+    return run
+
+
+def _run_controls(session: Session) -> None:
+    _run(None, tuple(OPERATIONS))(session)
+    for operation in REQUEST_OPERATIONS:
+        try:
+            request_probe(session, operation, None)
+        except NotExercised as why:
+            session.outcome(operation).status = "not-exercised"
+            session.outcome(operation).reason = str(why)
 
 
 def _what(rule_id: str | None, kind: str) -> str:
@@ -146,6 +263,8 @@ def _request_mutations() -> dict[str, tuple[str, ...]]:
 
 def left_out_reason(rule_id: str) -> str | None:
     """Why the semantic suite does not send a rule's mutants, when it does not."""
+    if rule_id in REQUEST_LEFT_OUT:
+        return REQUEST_LEFT_OUT[rule_id]
     kinds = _request_mutations().get(rule_id)
     if not kinds or any(k in OPERATIONS for k in kinds):
         return None
@@ -155,13 +274,19 @@ def left_out_reason(rule_id: str) -> str | None:
 def register() -> None:
     rules = catalogue()
     check(f"semantic:{CONTROL}", suite="semantic", title="valid requests are accepted (the debtor account need not "
-          "exist at creation)", refs=("Endpoints", "A26"))(_run(None, tuple(OPERATIONS)))
+          "exist at creation), with valid optional headers (a synthetic test X-PSU-IDENTITY, x-accept-fix names and "
+          "aliases, a corporate PSU with PSU-Corporate-ID)", refs=("Endpoints", "A26", "A16", "A18"))(_run_controls)
     for rule_id, kinds in _request_mutations().items():
         if not any(k in OPERATIONS for k in kinds):
             continue  # basket rules: the stateful suite sends them with payments the target holds
         rule = rules[rule_id]
         refs = tuple(dict.fromkeys([rule.ref, *rule.assumptions, "A6"]))  # A6: the refusal's error body
         check(f"semantic:{rule_id}", suite="semantic", title=rule.name, refs=refs)(_run(rule_id, kinds))
+    for rule_id in REQUEST_MUTATIONS:
+        rule = rules[rule_id]
+        refs = tuple(dict.fromkeys([rule.ref, *rule.assumptions, "A6"]))
+        check(f"semantic:{rule_id}", suite="semantic", title=f"{rule.name} (request: headers, query, path, method, "
+              "signature)", refs=refs)(_run_request(rule_id))
 
 
 register()
