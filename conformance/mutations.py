@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import datetime as _dt
 import hashlib
+import json
 import string
 import uuid
 from collections import defaultdict
@@ -28,6 +29,7 @@ from validator.checks.accounts import make_iban, norwegian_bban_check_digit
 from validator.checks.identity import norwegian_identity_control_digits
 from validator.checks.kid import kid_check_digit_mod10, kid_check_digit_mod11
 from validator.context import DEFAULT_PROFILE
+from validator.jsonload import DEFAULT_MAX_DEPTH
 from validator.request.build import sample_value
 from validator.request.headers import (CORPORATE_CONTEXT, CORPORATE_ID_HEADER, LIST_HEADERS, MAX_HEADER_LENGTH,
                                        PSU_IDENTITY_HEADER, SIGNATURE_CONTEXT_HEADER)
@@ -892,6 +894,40 @@ def _body_add(d: Draft, _site, data) -> None:
     d.body = b'{"obvalidate":true}'
 
 
+def _object_body(op) -> list:
+    return ["body"] if op.request_schema_ref and SPEC.schema(op.request_schema_ref.rsplit("/", 1)[1]).get("type") == "object" else []
+
+
+def m_json_duplicate_key(d: Draft, _site, data) -> None:
+    """The body's first member written twice (the same name and value: only the repetition is wrong)."""
+    value = json.loads(d.body)
+    name = next(iter(value))
+    d.body = b"{" + json.dumps(name).encode() + b":" + json.dumps(value[name]).encode() + b"," + d.body.lstrip()[1:]
+
+
+def m_json_syntax(d: Draft, _site, data) -> None:
+    text = d.body.decode()
+    cut = data.draw(st.integers(1, min(8, len(text) - 1)), label="characters cut")
+    d.body = text[:-cut].encode()  # the closing bracket gone: not well-formed (still UTF-8)
+
+
+def m_json_encoding(d: Draft, _site, data) -> None:
+    d.body = data.draw(st.sampled_from([b"\xef\xbb\xbf" + d.body, d.body.decode().encode("utf-16")]), label="encoding")
+
+
+def m_json_binary(d: Draft, _site, data) -> None:
+    d.body = b"\x1f\x8b\x08\x00" + bytes(data.draw(st.binary(min_size=4, max_size=16), label="gzip bytes"))
+
+
+def m_json_too_deep(d: Draft, _site, data) -> None:
+    depth = DEFAULT_MAX_DEPTH + data.draw(st.integers(1, 8), label="levels too deep")
+    d.body = b"[" * depth + b"]" * depth
+
+
+def m_json_empty(d: Draft, _site, data) -> None:
+    d.body = data.draw(st.sampled_from([b" ", b"\n", b"\r\n", b"\t "]), label="white space")
+
+
 def _after(name: str, value: Callable[[str | None], str | None]) -> Callable[[Draft, Any, Any], None]:
     def apply(d: Draft, _site, data) -> None:
         d.after.append((name, value))
@@ -932,6 +968,13 @@ REQUEST_MUTATIONS: dict[str, RequestMutation] = {
     "query-date-order": RequestMutation(_date_order_sites, m_query_date_order),
     "body-required": RequestMutation(_one(lambda op: bool(op.request_schema_ref)), _body_remove),
     "body-not-accepted": RequestMutation(_one(lambda op: not op.request_schema_ref), _body_add),
+    # the body's bytes (input decoding), signed as sent
+    "json-duplicate-key": RequestMutation(_object_body, m_json_duplicate_key),
+    "json-syntax": RequestMutation(_one(lambda op: bool(op.request_schema_ref)), m_json_syntax),
+    "json-encoding": RequestMutation(_one(lambda op: bool(op.request_schema_ref)), m_json_encoding),
+    "json-binary": RequestMutation(_one(lambda op: bool(op.request_schema_ref)), m_json_binary),
+    "json-too-deep": RequestMutation(_one(lambda op: bool(op.request_schema_ref)), m_json_too_deep),
+    "json-empty": RequestMutation(_one(lambda op: bool(op.request_schema_ref)), m_json_empty),
     # A8, after signing
     "signature-malformed": RequestMutation(_one(_signed), _after("Signature", lambda signed: signed + ',extra="1"')),
     "digest-malformed": RequestMutation(_one(_with_digest), _digest(lambda body: "SHA-256")),
@@ -952,6 +995,13 @@ REQUEST_LEFT_OUT = {
     "signature-header-injection": "a CR/LF in a header value cannot be sent over HTTP/1.1 (the client refuses it)",
     "digest-unverifiable": "only a request envelope whose body is a JSON value, not its bytes, leaves the Digest "
                            "unverifiable; over HTTP the bytes sent are known",
+    "json-too-large": "a body over the validator's input limit (50 MiB) per case is beyond a gate's budget; a "
+                      "target's own body limit may be lower (the reference sandbox refuses over 5 MiB)",
+    "json-non-finite": "the validator goes on checking a NaN or Infinity against the schema where it stands, so a "
+                       "request with one breaks a schema rule too; no request breaks it alone",
+    "kind-ambiguous": "the validator's own input: over HTTP the operation names the body's kind",
+    "kind-undetected": "the validator's own input: over HTTP the operation names the body's kind",
+    "findings-limited": "the validator's own output limit, not an answer of a target",
     "date-malformed": "the Date is a signed header (A8): a malformed Date also breaks the signature, so no request "
                       "breaks this rule alone (the security suite's stale-date check sends a Date outside the window)",
     "certificate-key-weak": "a weak key (EC, RSA under 2048 bits) cannot make the rsa-sha256 signature of a valid "

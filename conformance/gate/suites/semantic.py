@@ -1,13 +1,23 @@
 """The differential oracle: requests that are schema-valid but break exactly one rule of the validator's catalogue,
 plus valid controls. The validator predicts each answer (status and code) from the request exactly as sent; the
-target must agree. Hypothesis generates the cases (:mod:`conformance.mutations`, the same mutations the validator's
-own differential tests prove break only their rule) and shrinks each disagreement to a minimal example: one finding
-per rule and operation.
+target must agree. Hypothesis generates the cases and shrinks each disagreement to a minimal example: one finding
+per rule, operation and site.
 
-One check per mutated rule (``semantic:<rule id>``) and one for the valid controls (``semantic:valid-control``).
-Operations tried: the creations whose answer depends on the request alone. Basket rules need payments the target
-holds (the stateful suite), and sandbox customers and accounts are unique per number (a second creation is a 409),
-so they are left to the stateful suite; the coverage report says so.
+Two kinds of mutation (:mod:`conformance.mutations`, which the validator's differential tests prove break only their
+rule):
+
+* body mutations (``MUTATIONS``) of the creations whose answer depends on the request alone;
+* request mutations (``REQUEST_MUTATIONS``): the rules of the request kind -- a header (PSU-ID not a UUID, an
+  X-PSU-IDENTITY with wrong control digits, an unknown x-accept-fix name, which is a warning the target must accept,
+  x-accept-fix without amount-as-string on the basket, a corporate PSU without PSU-Corporate-ID, ...), the query,
+  the path, the method, the body's bytes and the signature headers (A8) -- at every site an operation offers,
+  signed over the exact bytes sent (a signed header such as PSU-ID is signed with its wrong value). The basket is
+  sent with a payment the target holds (created once per run), so its header rules are all it can break.
+
+One check per mutated rule (``semantic:<rule id>``) and one for the valid controls (``semantic:valid-control``:
+valid payloads, and valid optional headers: a synthetic test national identity number, month + 80, x-accept-fix
+aliases, a corporate PSU with its id). Rules no request can break alone, and kinds whose creation depends on the
+target's state, are left out with the reason the coverage report gives (:func:`left_out_reason`).
 """
 from __future__ import annotations
 
