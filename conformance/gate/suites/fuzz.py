@@ -5,7 +5,8 @@ The spec is loaded into Schemathesis without the headers the signer owns (Digest
 TPP-Signature-Certificate, Date): left in, negative mode drops them, the signer adds them back and a "schema-violating
 request" is accepted. The string components the validator checks beyond their pattern get custom formats whose
 strategies are the spec-driven generators of :mod:`conformance.generate` (IBAN, BBAN, KID, execution dates relative to
-the clock; amounts without minor digits, valid in every currency). Every case is sent by Schemathesis with a
+the clock; amounts drawn as whole numbers, then given their currency's minor-unit digits from the spec's
+``x-minor-units``, since the currency is a sibling property a string format cannot see: JPY 0 digits, EUR 2, BHD 3). Every case is sent by Schemathesis with a
 ``requests`` auth that signs the exact bytes sent with the project's signer; the validator judges the request exactly
 as sent and predicts the answer, so a generated case the validator refuses is judged by its prediction, never counted
 as the target's failure. Every answer is checked against the spec and the validator's response kinds.
@@ -64,6 +65,26 @@ def _formats() -> dict[str, Any]:
         "obvalidate-amount": ("AmountString", st.integers(1, 10**6).map(str)),
         "obvalidate-execution-date": ("ExecutionDate", execution),
     }
+
+
+def with_minor_units(value: Any, data: st.DataObject) -> None:
+    """Each whole-number amount of a drawn body (the AmountString format's) written with exactly its currency's
+    minor-unit digits (``x-minor-units`` of CurrencyCode; none for a currency without them), in place."""
+    from validator.spec import load_spec
+
+    units = load_spec().minor_units
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            amount, currency = node.get("amount"), node.get("currency")
+            digits = units.get(currency, 0) if isinstance(currency, str) else 0
+            if isinstance(amount, str) and amount.isdigit() and digits:
+                fraction = data.draw(st.integers(1, 10**digits - 1), label=f"{currency} minor units")
+                node["amount"] = f"{amount}.{fraction:0{digits}d}"
+            stack.extend(node.values())
 
 
 def register_formats() -> None:
@@ -267,6 +288,7 @@ def fuzz_operation(session: Session, operation, *, negative: bool) -> None:
         case = data.draw(strategy, label="case")
         if not negative:
             _with_known_ids(session, case, data)
+            with_minor_units(case.body, data)
         send_case(session, operation, case, negative=negative)
 
     try:
