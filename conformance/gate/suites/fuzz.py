@@ -296,15 +296,16 @@ def fuzz_operation(session: Session, operation, *, negative: bool) -> None:
             warnings.simplefilter("ignore")
             search()
         if negative:
-            for case in coverage_cases(operation, limit=NEGATIVE_COVERAGE_PER_EXAMPLE * session.max_examples):
+            for case in _coverage(session, operation)[0]:
                 send_case(session, operation, case, negative=True)
     except Disagreement as found:
         session.disagree(found.exchange, rule=found.rule, ref="", expected=found.expected, message=found.message)
     outcome.cases += len(session.cases) - sent_before
 
 
-def coverage_cases(operation, *, limit: int):
-    """Schemathesis' coverage phase for one operation, negative cases only (deterministic: no randomness)."""
+def coverage_cases(operation, *, limit: int) -> tuple[list, list]:
+    """Schemathesis' coverage phase for one operation (deterministic: no randomness): up to ``limit`` schema-invalid
+    cases, and every unsupported-method case (the path with a method no operation there takes)."""
     from schemathesis import GenerationMode
     from schemathesis.generation.drivers import CoverageGenerator
     from schemathesis.generation.feedback import FeedbackSources
@@ -313,16 +314,80 @@ def coverage_cases(operation, *, limit: int):
     generator = CoverageGenerator(operation=operation, generation_modes=[GenerationMode.NEGATIVE],
                                   generation_config=operation.schema.config.generation, auth_storage=None,
                                   override=Override(), feedback=FeedbackSources())
-    out = []
+    invalid, methods = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for case in generator:
             if case.method.upper() != operation.method.upper():
-                continue  # an unsupported method is no schema-invalid request (and no A7 code decides its answer)
-            out.append(case)
-            if len(out) >= limit:
-                break
-    return out
+                methods.append(case)
+            elif len(invalid) < limit:
+                invalid.append(case)
+            elif methods:
+                break  # the unsupported methods come as one block: it is over
+    return invalid, methods
+
+
+def _coverage(session: Session, operation) -> tuple[list, list]:
+    """The coverage cases of an operation, generated once per run for both negative checks."""
+    cache = session.__dict__.setdefault("_fuzz_coverage", {})
+    key = (operation.method, operation.path)
+    if key not in cache:
+        cache[key] = coverage_cases(operation, limit=NEGATIVE_COVERAGE_PER_EXAMPLE * session.max_examples)
+    return cache[key]
+
+
+# An unsupported method on a path of the interface. The interface document and its decisions name no status or code
+# for it (A7 has none), so the status is judged by HTTP itself and the code not at all: 405 Method Not Allowed
+# (RFC 9110 section 15.5.6), 404 where the target hides the resource, 501 for a method the server does not implement
+# at all (QUERY, TRACE: section 15.6.2), 200/204 for OPTIONS (section 9.3.7); never accepted, never another 5xx. An
+# error answer with a body carries the documented error body (A6).
+UNSUPPORTED_METHOD_STATUSES = (405, 404)
+UNIMPLEMENTED_METHOD_STATUSES = (501,)
+OPTIONS_STATUSES = (200, 204)
+INTERFACE_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+ERROR_BODY_KINDS = ("tpp-messages-error", "error")  # the documented error bodies (A6): tppMessages, or the bulk's
+
+
+def unsupported_method_statuses(method: str) -> tuple[int, ...]:
+    method = method.upper()
+    extra = OPTIONS_STATUSES if method == "OPTIONS" else ()
+    return UNSUPPORTED_METHOD_STATUSES + (UNIMPLEMENTED_METHOD_STATUSES if method not in INTERFACE_METHODS else ()) + extra
+
+
+def send_unsupported_method(session: Session, operation, case) -> None:
+    """Sign and send one unsupported-method case; judge its status class and error body."""
+    operation_id = operation.definition.raw.get("operationId") or operation.label
+    op = session.spec.operation(operation_id)
+    auth = SignedAuth(session, digest=any(p.key == "digest" for p in op.header_parameters))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            response = case.call(auth=auth, timeout=HTTP_TIMEOUT, allow_redirects=False)
+    except (ValueError, UnicodeError, requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL):
+        return
+    except requests.RequestException as exc:
+        raise TargetUnreachable(f"{case.method} {case.formatted_path}: {type(exc).__name__}: {exc}") from None
+    if auth.sent is None:
+        return
+    request = auth.sent
+    session.record_case(operation_id, request)
+    exchange = Exchange(operation_id, request, response, answer_of(response))
+    session.exercised_rules.add("method-not-allowed")
+    statuses = unsupported_method_statuses(request.method)
+    expected = "/".join(map(str, statuses)) + " (no code decided)"
+    if exchange.answer.status not in statuses:
+        raise Disagreement(exchange, expected, "method-not-allowed",
+                           f"{request.method} on {operation.path}, where no operation takes it: the target answered "
+                           f"{exchange.answer.describe()}")
+    if exchange.answer.status >= 400 and response.content:
+        reports = [session.validator.validate_bytes(response.content, kind) for kind in ERROR_BODY_KINDS]
+        report = min(reports, key=lambda r: len(r.errors))
+        if not _content_type(response).startswith("application/json") or not report.valid:
+            why = next((f"{f.pointer or '/'} {f.message}" for f in report.errors), "")
+            raise Disagreement(exchange, "the documented error body (A6)", "method-not-allowed",
+                               f"{request.method} on {operation.path} answered {exchange.answer.status} "
+                               f"{_content_type(response) or 'without a Content-Type'}, not the documented error body"
+                               f"{': ' + why if why else ''}")
 
 
 def _operations(session: Session):
@@ -339,6 +404,21 @@ def _run(negative: bool):
     return run
 
 
+def unsupported_methods(session: Session) -> None:
+    for operation in _operations(session):
+        cases = _coverage(session, operation)[1]
+        if not cases:
+            continue  # every method of the path is an operation's (its other operation sends the cases)
+        operation_id = operation.definition.raw.get("operationId") or operation.label
+        sent_before = len(session.cases)
+        try:
+            for case in cases:
+                send_unsupported_method(session, operation, case)
+        except Disagreement as found:
+            session.disagree(found.exchange, rule=found.rule, ref="", expected=found.expected, message=found.message)
+        session.outcome(operation_id).cases += len(session.cases) - sent_before
+
+
 check("schema:generated-requests", suite="schema",
       title="Schemathesis positive generation per operation (custom formats): every answer is the validator's "
             "prediction, a declared status, JSON where a body is declared, and passes the response kind",
@@ -347,3 +427,8 @@ check("negative:schema-invalid-requests", suite="negative",
       title="Schemathesis negative mode and coverage phase per operation: a schema-invalid request is refused with "
             "the 4xx and code of A7 and the documented error body; never accepted, never a 5xx",
       refs=("Errors", "A6", "A7"))(_run(negative=True))
+check("negative:unsupported-methods", suite="negative",
+      title="Schemathesis coverage phase's unsupported methods per path: 405 (RFC 9110), 404, 501 for a method the "
+            "server does not implement, 200/204 for OPTIONS; no code judged (the document and A7 decide none); "
+            "never accepted, never another 5xx; an error body is the documented one",
+      refs=("Endpoints", "A6"))(unsupported_methods)
