@@ -82,3 +82,35 @@ def test_a_target_refusing_unknown_accept_fix_names_fails_the_warning_check(iden
     finding = result.findings[0]
     assert finding.rule == "accept-fix-unknown" and finding.actual == "400 FORMAT_ERROR"
     assert finding.expected.startswith("201")
+
+
+def answering_patch_wrongly(app):
+    """An ASGI wrapper answering PATCH as careless targets do: accepted (200) on the sandbox paths, a bare framework's
+    405 text/plain elsewhere (not the documented error body)."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "PATCH":
+            accepted = scope["path"].startswith("/v1/sandbox/")
+            await send({"type": "http.response.start", "status": 200 if accepted else 405,
+                        "headers": [(b"content-type", b"application/json" if accepted else b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"{}" if accepted else b"Method Not Allowed"})
+            return
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+def test_unsupported_methods_answered_wrongly_are_findings(identities):
+    server = ReferenceServer()
+    server.server.config.app = answering_patch_wrongly(server.app)
+    server.start()
+    try:
+        result = run(RunOptions(server.url, ("negative",), identities=identities, seed=3, max_examples=1,
+                                checks=("negative:unsupported-methods",)))
+    finally:
+        server.stop()
+    assert result.findings and {f.rule for f in result.findings} == {"method-not-allowed"}
+    assert all(f.message.startswith("PATCH ") for f in result.findings), [f.message for f in result.findings]
+    accepted = [f for f in result.findings if "/v1/sandbox/" in f.message]
+    assert accepted and all(f.actual == "200" and f.expected.startswith("405/404") for f in accepted)
+    plain = [f for f in result.findings if "/v1/sandbox/" not in f.message]
+    assert plain and all("not the documented error body" in f.message for f in plain)
