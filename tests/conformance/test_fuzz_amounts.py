@@ -8,25 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.gate.suites.fuzz import _SPECS, _schema, with_minor_units
+from conformance.gate.suites.fuzz import _SPECS, _schema, amount_objects, with_minor_units
 from validator import Validator
 from validator.spec import load_spec
 
 SPEC = load_spec()
 AMOUNT_RULES = {"amount-grammar", "amount-precision", "amount-minor-units", "amount-positive"}
 CREATIONS = {"createSepaCreditTransfer": "sepa-credit-transfer", "createBulkPayment": "bulk-payment"}
-
-
-def _amounts(value):
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, dict):
-            if isinstance(node.get("amount"), str) and isinstance(node.get("currency"), str):
-                yield node
-            stack.extend(node.values())
 
 
 @pytest.mark.parametrize("currency", ["JPY", "BHD", "EUR", "NOK"])
@@ -63,7 +51,7 @@ def test_generated_creations_carry_valid_amounts_with_minor_units(operation_id):
         with_minor_units(case.body, data)
         found = [f for f in validator.validate(case.body, CREATIONS[operation_id]).findings if f.rule in AMOUNT_RULES]
         assert not found, [(f.rule, f.pointer, f.message) for f in found]
-        seen.extend((a["currency"], a["amount"]) for a in _amounts(case.body))
+        seen.extend((a["currency"], a["amount"]) for a in amount_objects(case.body))
 
     draw()
     with_units = [(c, a) for c, a in seen if SPEC.minor_units.get(c)]

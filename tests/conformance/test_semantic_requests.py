@@ -50,6 +50,11 @@ def test_a_target_not_checking_header_rules_fails_with_one_finding_per_rule(monk
     assert len(sites) == len(set(sites))
 
 
+async def answer(send, status: int, content_type: bytes, body: bytes) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", content_type)]})
+    await send({"type": "http.response.body", "body": body})
+
+
 def refusing_unknown_fix_names(app):
     """An ASGI wrapper answering 400 FORMAT_ERROR to an x-accept-fix naming anything but a published change."""
     from validator.spec import load_spec
@@ -64,10 +69,7 @@ def refusing_unknown_fix_names(app):
         if any(n not in known for n in names):
             body = json.dumps({"tppMessages": [{"category": "ERROR", "code": "FORMAT_ERROR",
                                                 "text": "unknown x-accept-fix name"}]}).encode()
-            await send({"type": "http.response.start", "status": 400,
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
-            return
+            return await answer(send, 400, b"application/json", body)
         await app(scope, receive, send)
 
     return wrapped
@@ -89,11 +91,9 @@ def answering_patch_wrongly(app):
     405 text/plain elsewhere (not the documented error body)."""
     async def wrapped(scope, receive, send):
         if scope["type"] == "http" and scope["method"] == "PATCH":
-            accepted = scope["path"].startswith("/v1/sandbox/")
-            await send({"type": "http.response.start", "status": 200 if accepted else 405,
-                        "headers": [(b"content-type", b"application/json" if accepted else b"text/plain")]})
-            await send({"type": "http.response.body", "body": b"{}" if accepted else b"Method Not Allowed"})
-            return
+            if scope["path"].startswith("/v1/sandbox/"):
+                return await answer(send, 200, b"application/json", b"{}")
+            return await answer(send, 405, b"text/plain", b"Method Not Allowed")
         await app(scope, receive, send)
 
     return wrapped

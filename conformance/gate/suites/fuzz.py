@@ -67,24 +67,31 @@ def _formats() -> dict[str, Any]:
     }
 
 
-def with_minor_units(value: Any, data: st.DataObject) -> None:
-    """Each whole-number amount of a drawn body (the AmountString format's) written with exactly its currency's
-    minor-unit digits (``x-minor-units`` of CurrencyCode; none for a currency without them), in place."""
-    from validator.spec import load_spec
-
-    units = load_spec().minor_units
+def amount_objects(value: Any):
+    """The objects of a JSON value that carry an amount and its currency (instructedAmount and the like)."""
     stack = [value]
     while stack:
         node = stack.pop()
         if isinstance(node, list):
             stack.extend(node)
         elif isinstance(node, dict):
-            amount, currency = node.get("amount"), node.get("currency")
-            digits = units.get(currency, 0) if isinstance(currency, str) else 0
-            if isinstance(amount, str) and amount.isdigit() and digits:
-                fraction = data.draw(st.integers(1, 10**digits - 1), label=f"{currency} minor units")
-                node["amount"] = f"{amount}.{fraction:0{digits}d}"
+            if isinstance(node.get("amount"), str) and isinstance(node.get("currency"), str):
+                yield node
             stack.extend(node.values())
+
+
+def with_minor_units(value: Any, data: st.DataObject) -> None:
+    """Each whole-number amount of a drawn body (the AmountString format's) written with exactly its currency's
+    minor-unit digits (``x-minor-units`` of CurrencyCode; none for a currency without them), in place."""
+    from validator.spec import load_spec
+
+    units = load_spec().minor_units
+    for node in amount_objects(value):
+        amount, currency = node["amount"], node["currency"]
+        digits = units.get(currency, 0)
+        if amount.isdigit() and digits:
+            fraction = data.draw(st.integers(1, 10**digits - 1), label=f"{currency} minor units")
+            node["amount"] = f"{amount}.{fraction:0{digits}d}"
 
 
 def register_formats() -> None:
@@ -203,27 +210,34 @@ def _remember(session: Session, case, target: str, response) -> None:
         known.append(resource)
 
 
-def send_case(session: Session, operation, case, *, negative: bool, context: Context | None = None):
-    """Sign and send one case; compare the target's answer with the validator's prediction (given ``context``, the
-    payments the target holds). The target's response, or None when nothing could be sent."""
+def signed_call(session: Session, operation, case) -> Exchange | None:
+    """Send one case signed over the exact bytes sent; the exchange, or None when nothing reached the target."""
     operation_id = operation.definition.raw.get("operationId") or operation.label
     op = session.spec.operation(operation_id)
-    success, refusals = _declared(session, operation_id)
     auth = SignedAuth(session, digest=any(p.key == "digest" for p in op.header_parameters))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             response = case.call(auth=auth, timeout=HTTP_TIMEOUT, allow_redirects=False)
     except (ValueError, UnicodeError, requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL):
-        return  # a case the HTTP stack or the signer cannot send as is (CR/LF in a header): nothing reached the target
+        return None  # a case the HTTP stack or the signer cannot send as is (CR/LF in a header)
     except requests.RequestException as exc:
         raise TargetUnreachable(f"{case.method} {case.formatted_path}: {type(exc).__name__}: {exc}") from None
     if auth.sent is None:
-        return
-    request = auth.sent
-    session.record_case(operation_id, request)
+        return None
+    session.record_case(operation_id, auth.sent)
     session.learn_issued_ids(response)
-    exchange = Exchange(operation_id, request, response, answer_of(response))
+    return Exchange(operation_id, auth.sent, response, answer_of(response))
+
+
+def send_case(session: Session, operation, case, *, negative: bool, context: Context | None = None):
+    """Sign and send one case; compare the target's answer with the validator's prediction (given ``context``, the
+    payments the target holds). The target's response, or None when nothing could be sent."""
+    exchange = signed_call(session, operation, case)
+    if exchange is None:
+        return None
+    operation_id, request, response = exchange.operation, exchange.request, exchange.response
+    success, refusals = _declared(session, operation_id)
     expected, errors = session.predict(request, success=success, context=context)
     if not errors:
         # valid per the validator: the target may still refuse it for its state (an unknown id, a duplicate)
@@ -356,22 +370,10 @@ def unsupported_method_statuses(method: str) -> tuple[int, ...]:
 
 def send_unsupported_method(session: Session, operation, case) -> None:
     """Sign and send one unsupported-method case; judge its status class and error body."""
-    operation_id = operation.definition.raw.get("operationId") or operation.label
-    op = session.spec.operation(operation_id)
-    auth = SignedAuth(session, digest=any(p.key == "digest" for p in op.header_parameters))
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            response = case.call(auth=auth, timeout=HTTP_TIMEOUT, allow_redirects=False)
-    except (ValueError, UnicodeError, requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL):
+    exchange = signed_call(session, operation, case)
+    if exchange is None:
         return
-    except requests.RequestException as exc:
-        raise TargetUnreachable(f"{case.method} {case.formatted_path}: {type(exc).__name__}: {exc}") from None
-    if auth.sent is None:
-        return
-    request = auth.sent
-    session.record_case(operation_id, request)
-    exchange = Exchange(operation_id, request, response, answer_of(response))
+    request, response = exchange.request, exchange.response
     session.exercised_rules.add("method-not-allowed")
     statuses = unsupported_method_statuses(request.method)
     expected = "/".join(map(str, statuses)) + " (no code decided)"
