@@ -310,16 +310,17 @@ def fuzz_operation(session: Session, operation, *, negative: bool) -> None:
             warnings.simplefilter("ignore")
             search()
         if negative:
-            for case in coverage_cases(operation, limit=NEGATIVE_COVERAGE_PER_EXAMPLE * session.max_examples):
+            for case in _coverage(session, operation)[0]:
                 send_case(session, operation, case, negative=True)
     except Disagreement as found:
         session.disagree(found.exchange, rule=found.rule, ref="", expected=found.expected, message=found.message)
     outcome.cases += len(session.cases) - sent_before
 
 
-def coverage_cases(operation, *, limit: int, methods: bool = False) -> list:
+def coverage_cases(operation, *, limit: int) -> tuple[list, list]:
     """Schemathesis' coverage phase for one operation (deterministic: no randomness): up to ``limit`` schema-invalid
-    cases, or (``methods``) its unsupported-method cases: the path with each method no operation there takes."""
+    cases, and every unsupported-method case (the path with each method no operation there takes). One pass for
+    both: the generator does not repeat a case it has generated for the operation before."""
     from schemathesis import GenerationMode
     from schemathesis.generation.drivers import CoverageGenerator
     from schemathesis.generation.feedback import FeedbackSources
@@ -328,17 +329,33 @@ def coverage_cases(operation, *, limit: int, methods: bool = False) -> list:
     generator = CoverageGenerator(operation=operation, generation_modes=[GenerationMode.NEGATIVE],
                                   generation_config=operation.schema.config.generation, auth_storage=None,
                                   override=Override(), feedback=FeedbackSources())
-    out = []
+    invalid, methods = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for case in generator:
-            if (case.method.upper() != operation.method.upper()) == methods:
-                out.append(case)
-                if not methods and len(out) >= limit:
-                    break
-            elif methods and out:
+            if case.method.upper() != operation.method.upper():
+                methods.append(case)
+            elif len(invalid) < limit:
+                invalid.append(case)
+            elif methods:
                 break  # the unsupported methods come as one block: it is over
-    return out
+    return invalid, methods
+
+
+def _coverage(session: Session, operation) -> tuple[list, list]:
+    """The coverage cases of an operation, generated once per run for both negative checks."""
+    cache = session.__dict__.get("_fuzz_coverage")
+    if cache is None:
+        cache = session._fuzz_coverage = {}
+        # The schema (built once per process) remembers each (path, method) probed with an unsupported method and
+        # never probes it again: a new run probes them all again, so the same seed sends the same cases.
+        seen = getattr(schemathesis_schema(session), "coverage_unexpected_methods_seen", None)
+        if isinstance(seen, set):
+            seen.clear()
+    key = (operation.method, operation.path)
+    if key not in cache:
+        cache[key] = coverage_cases(operation, limit=NEGATIVE_COVERAGE_PER_EXAMPLE * session.max_examples)
+    return cache[key]
 
 
 # An unsupported method on a path of the interface. The interface document and its decisions name no status or code
@@ -399,7 +416,7 @@ def _run(negative: bool):
 
 def unsupported_methods(session: Session) -> None:
     for operation in _operations(session):
-        cases = coverage_cases(operation, limit=0, methods=True)
+        cases = _coverage(session, operation)[1]
         if not cases:
             continue  # every method of the path is an operation's (its other operation sends the cases)
         operation_id = operation.definition.raw.get("operationId") or operation.label
