@@ -22,8 +22,8 @@ CREATIONS = {"createSepaCreditTransfer": "sepa-credit-transfer"}  # the currency
 @given(data=st.data(), whole=st.integers(1, 10**6))
 def test_an_amount_gets_its_currencys_minor_units(currency, data, whole):
     body = {"instructedAmount": {"amount": str(whole), "currency": currency}}
-    with_minor_units(body, data)
-    amount = body["instructedAmount"]["amount"]
+    amount = with_minor_units(body, data)["instructedAmount"]["amount"]
+    assert body["instructedAmount"]["amount"] == str(whole)  # a copy: the drawn body stays as drawn
     digits = SPEC.minor_units[currency]
     assert digits == {"JPY": 0, "BHD": 3, "EUR": 2, "NOK": 2}[currency]  # read from the spec, never a table here
     whole_part, _, fraction = amount.partition(".")
@@ -48,7 +48,7 @@ def test_generated_creations_carry_valid_amounts_with_minor_units(operation_id):
     @given(data=st.data())
     def draw(data):
         case = data.draw(strategy)
-        with_minor_units(case.body, data)
+        case.body = with_minor_units(case.body, data)
         found = [f for f in validator.validate(case.body, CREATIONS[operation_id]).findings if f.rule in AMOUNT_RULES]
         assert not found, [(f.rule, f.pointer, f.message) for f in found]
         seen.extend((a["currency"], a["amount"]) for a in amount_objects(case.body))

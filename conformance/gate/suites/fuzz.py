@@ -80,18 +80,21 @@ def amount_objects(value: Any):
             stack.extend(node.values())
 
 
-def with_minor_units(value: Any, data: st.DataObject) -> None:
-    """Each whole-number amount of a drawn body (the AmountString format's) written with exactly its currency's
-    minor-unit digits (``x-minor-units`` of CurrencyCode; none for a currency without them), in place."""
+def with_minor_units(value: Any, data: st.DataObject) -> Any:
+    """A copy of a drawn body with each whole-number amount (the AmountString format's) written with exactly its
+    currency's minor-unit digits (``x-minor-units`` of CurrencyCode; none for a currency without them). A copy:
+    Schemathesis may hand the same body object out again when Hypothesis replays a case."""
     from validator.spec import load_spec
 
     units = load_spec().minor_units
+    value = copy.deepcopy(value)
     for node in amount_objects(value):
         amount, currency = node["amount"], node["currency"]
         digits = units.get(currency, 0)
         if amount.isdigit() and digits:
             fraction = data.draw(st.integers(1, 10**digits - 1), label=f"{currency} minor units")
             node["amount"] = f"{amount}.{fraction:0{digits}d}"
+    return value
 
 
 def register_formats() -> None:
@@ -302,7 +305,8 @@ def fuzz_operation(session: Session, operation, *, negative: bool) -> None:
         case = data.draw(strategy, label="case")
         if not negative:
             _with_known_ids(session, case, data)
-            with_minor_units(case.body, data)
+            if isinstance(case.body, (dict, list)):
+                case.body = with_minor_units(case.body, data)
         send_case(session, operation, case, negative=negative)
 
     try:
