@@ -191,8 +191,6 @@ def request_probe(session: Session, operation: str, rule_id: str | None, site=No
     where = _where(session, operation)
     basket = _basket_of_a_held_payment(session) if kind == "signing-basket" else None
     identity = session.identities.tpp
-    today = session.today()
-
     body, context = basket if basket is not None else (_valid_body(session, kind), None)
 
     def build(data: st.DataObject):
