@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
