@@ -47,6 +47,11 @@ class Validator(PayloadValidator):
             report.findings[:] = place_body_findings(report.findings, data)
         return report
 
+    def _stream_kind(self, top: dict, kind: str | None) -> str | None:
+        if kind is None and looks_like_envelope(top):  # a request envelope's body is checked by the request checks
+            return None
+        return super()._stream_kind(top, kind)
+
     def _known_kind(self, kind: str | None) -> None:
         if kind != REQUEST_KIND:
             super()._known_kind(kind)

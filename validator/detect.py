@@ -144,21 +144,7 @@ def _top_object(payload: Any, array: bool) -> dict:
 
 def detect_kind(spec: Spec, payload: Any) -> Detection:
     """The kind a payload is meant to be (see the module docstring)."""
-    exact: list[KindShapes] = []
-    if isinstance(payload, dict):
-        keys = frozenset(payload)
-        objects, _ = _indexed_shapes(spec)
-        # Only shapes declaring one of the keys can fit (all of them when there is no key).
-        pool = objects.get(next(iter(keys)), ()) if keys else objects[None]
-        for entry, shape in pool:
-            if shape.required <= keys and keys <= shape.properties and not shape.nested_missing(payload):
-                if not (exact and exact[-1] is entry):
-                    exact.append(entry)
-    elif isinstance(payload, list):
-        items = _top_object(payload, True)
-        for entry, shape in _indexed_shapes(spec)[1]:
-            if not (exact and exact[-1] is entry) and (not items or shape.fits(items, items.keys())):
-                exact.append(entry)
+    exact = _exact_fits(spec, payload)
     if len(exact) == 1:  # one kind fits: valid or not, it is the one (its checks come next)
         chosen = exact[0].kind.name
         return Detection(chosen, (chosen,), f"checked as {chosen} (detected)")
@@ -192,6 +178,33 @@ def detect_kind(spec: Spec, payload: Any) -> Detection:
     second = f"; runner-up {named[1]}" if len(named) > 1 else ""
     message = f"the payload fits no kind exactly; checked as {best.kind}, the closest ({problems}){second} (pass --kind to choose)"
     return Detection(best.kind, named, message, confident=False)
+
+
+def _exact_fits(spec: Spec, payload: Any) -> list[KindShapes]:
+    """The kinds whose shape the payload fits exactly (rule 1 of the module docstring), in kind_shapes order."""
+    exact: list[KindShapes] = []
+    if isinstance(payload, dict):
+        keys = frozenset(payload)
+        objects, _ = _indexed_shapes(spec)
+        # Only shapes declaring one of the keys can fit (all of them when there is no key).
+        pool = objects.get(next(iter(keys)), ()) if keys else objects[None]
+        for entry, shape in pool:
+            if shape.required <= keys and keys <= shape.properties and not shape.nested_missing(payload):
+                if not (exact and exact[-1] is entry):
+                    exact.append(entry)
+    elif isinstance(payload, list):
+        items = _top_object(payload, True)
+        for entry, shape in _indexed_shapes(spec)[1]:
+            if not (exact and exact[-1] is entry) and (not items or shape.fits(items, items.keys())):
+                exact.append(entry)
+    return exact
+
+
+def kind_by_keys(spec: Spec, payload: dict) -> str | None:
+    """The kind of an object payload when its top-level members alone decide it (exactly one kind's shape fits:
+    :func:`detect_kind` then reads no value but those of objects one level down), else None."""
+    exact = _exact_fits(spec, payload)
+    return exact[0].kind.name if len(exact) == 1 else None
 
 
 def _score(entry: KindShapes, payload: Any) -> _Score | None:

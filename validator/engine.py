@@ -7,17 +7,19 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import gc
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, parse_instant, today_in_oslo
-from .detect import Detection, detect_kind
+from .detect import Detection, detect_kind, kind_by_keys
 from .findings import ERROR, WARNING, Finding, Report, escape_pointer_token
-from .jsonload import JSONL_SUFFIXES, Loaded, check_value, jsonl_lines, load_json_bytes
+from .jsonload import (JSONL_SUFFIXES, ArrayStream, Loaded, Unstreamable, check_value, jsonl_lines, load_json_bytes,
+                       streamable_text)
 from .locate import KindLayout, ObjectShape, Visit, build_layout, compile_visit
-from .schema import checker_for
+from .schema import SchemaIssue, StreamPlan, checker_for, stream_plan
 from .spec import Kind, Spec, load_spec
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
@@ -31,6 +33,13 @@ FINDINGS_LIMITED = "findings-limited"
 # decoded payload and its findings hold no reference cycles, yet each of the collector's passes
 # would walk every object of a large payload again (43 % of the time at 100,000 entries).
 GC_PAUSE_BYTES = 64 * 1024
+
+
+# Inputs from this size on whose top level holds a long array (validator.schema.stream_plan: a bulk's payments)
+# are checked one entry at a time, never holding the decoded array: decoded, a payload takes about 6 times the
+# size of its text (a 40 MB bulk: 250 MB), the text itself once. Below it the whole document is decoded: a
+# payload of a few megabytes costs tens of megabytes, and one decoder call beats one per entry.
+STREAM_BYTES = 8 * 1024 * 1024
 
 
 class _gc_paused:
@@ -139,9 +148,92 @@ def plan_for(spec: Spec, kind_name: str) -> _Plan:
     return plan
 
 
+class _StreamedArray(list):
+    """What the rules see of a streamed array (a list to ``isinstance``, so rules reading across entries work
+    unchanged), holding none of its entries. The first to iterate it while its entries are being checked
+    pulls them through that one pass (the top-level rules run before the entries, as in the walk of a whole
+    document: a rule comparing every entry with the top level costs no second decoding); later iterations
+    decode the entries again from the text. The engine's walk (``type(value) is list``) does not descend
+    into it. Reading only: iteration, ``len``, indexing, ``in``.
+
+    The number of entries is known once they are all read: asked earlier, the answer would be wrong, so
+    ``premature`` is set and the engine checks the document whole instead."""
+
+    __slots__ = ("_stream", "_pass", "premature")
+
+    def __init__(self, stream: ArrayStream):
+        super().__init__()
+        self._stream = stream
+        self._pass: Iterator[Any] | None = None  # the checking pass, until someone iterates it
+        self.premature = False
+
+    def checking(self, entries: Iterator[Any]) -> None:
+        self._pass = entries
+
+    def __len__(self) -> int:
+        if self._stream.length is None:
+            self.premature = True
+            return 0
+        return self._stream.length
+
+    def __iter__(self):
+        if self._pass is not None:
+            entries, self._pass = self._pass, None
+            return _Tap(entries)
+        return self._stream.entries()
+
+    def __reversed__(self):
+        return reversed(list(self))
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError("list index out of range")
+        return next(itertools.islice(self._stream.entries(), position, None))
+
+    def __contains__(self, value: object) -> bool:
+        return any(item is value or item == value for item in self._stream.entries())
+
+
+class _Tap:
+    """An iterator over another that leaves it open when dropped: a rule that stops reading entries early
+    must not end the pass that checks them (a generator is closed when its last reference goes)."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: Iterator[Any]):
+        self._entries = entries
+
+    def __iter__(self) -> "_Tap":
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._entries)
+
+
+@dataclass
+class _StreamPass:
+    """One pass over a streamed array's entries, with the top level's rules: the kind it was checked as, and
+    what it found."""
+
+    kind: Kind
+    plan: StreamPlan
+    limit: _FindingLimit
+    errors: int = 0  # the compiled schema engine's errors
+    failed: bool = False  # the pass could not go on (only the whole-document path answers)
+    # (first, first of the rules', end) indices in the findings of each entry with findings: schema issues come
+    # before every rule's findings in a whole document's check, the top level's rules before the entries'
+    spans: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
+
+
 class PayloadValidator:
     """Payload validation with one spec, profile and context; reuse it for many payloads. The public
     :class:`validator.Validator` (validator/api.py) adds whole requests."""
+
+    # Inputs of at least this many bytes stream their long array (see STREAM_BYTES); a test sets it per instance.
+    stream_bytes = STREAM_BYTES
 
     def __init__(
         self,
@@ -212,8 +304,10 @@ class PayloadValidator:
 
     def _validate_bytes(self, data: bytes, kind: str | None, source: str) -> Report:
         with _gc_paused(len(data) >= GC_PAUSE_BYTES):
-            loaded = load_json_bytes(data, max_bytes=self.max_bytes)
-            report = self._from_loaded(loaded, kind, source)
+            report = self._streamed(data, kind, source) if len(data) >= self.stream_bytes and type(data) is bytes else None
+            if report is None:
+                loaded = load_json_bytes(data, max_bytes=self.max_bytes)
+                report = self._from_loaded(loaded, kind, source)
             # Only a payload report points into this text (a subclass's whole-request report points into the request).
             if (report.kind is None or report.kind in self.spec.kinds) and any(f.line is None for f in report.findings):
                 _add_positions(report, data)
@@ -262,10 +356,7 @@ class PayloadValidator:
         request = kind.is_request
         checker = checker_for(self.spec, kind.schema_name)
         issues, omitted = checker.limited_issues(payload, self.max_findings)
-        for issue in issues:
-            finding = self._finding(issue.rule, issue.pointer, issue.message, request, ref=issue.ref)
-            if finding:
-                limit.add(finding)
+        self._add_issues(issues, "", request, limit)
         limit.omit(omitted, ERROR)
         ctx = RuleContext(self.spec, kind, self.today, self.context, self.profile, payload)
         self._visit(self._visit_for(kind), payload, ctx, request, limit)
@@ -275,9 +366,16 @@ class PayloadValidator:
             findings.append(self._omitted_finding(limit))
         return findings
 
-    def _visit(self, root: Visit, payload: Any, ctx: RuleContext, request: bool, limit: "_FindingLimit") -> None:
-        """Walk the payload along the kind's compiled visit: at each place, every rule of the place
-        runs on the value there (so two rules reading one value run one after the other)."""
+    def _add_issues(self, issues: list[SchemaIssue], prefix: str, request: bool, limit: "_FindingLimit") -> None:
+        """Schema issues as findings (their pointers below ``prefix``)."""
+        for issue in issues:
+            finding = self._finding(issue.rule, prefix + issue.pointer, issue.message, request, ref=issue.ref)
+            if finding:
+                limit.add(finding)
+
+    def _visit(self, root: Visit, payload: Any, ctx: RuleContext, request: bool, limit: "_FindingLimit", at: str = "") -> None:
+        """Walk the payload (found at pointer ``at``) along the kind's compiled visit: at each place, every rule
+        of the place runs on the value there (so two rules reading one value run one after the other)."""
         make_finding = self._finding
 
         def visit(node: Visit, value: Any, pointer: str) -> None:
@@ -309,7 +407,120 @@ class PayloadValidator:
                     for i, item in enumerate(value):
                         visit(child, item, f"{pointer}/{i}")
 
-        visit(root, payload, "")
+        visit(root, payload, at)
+
+    # ---- one entry at a time ----
+    def _streamed(self, data: bytes, kind: str | None, source: str) -> Report | None:
+        """The report of an input whose long top-level array is checked one entry at a time, never held whole;
+        None when only the whole-document path gives the exact report (a problem the loader reports, another
+        kind or shape, the findings limit reached, the python schema engine needed): the caller takes that path.
+
+        Exactly the whole-document report: the schema is checked per entry and for the rest with as many nulls
+        in the array (validator.schema.stream_plan); the rules run on each entry as the walk would reach it,
+        and those of the top level (reading across entries too) on it at the end, findings then sorted as ever."""
+        keys = self._stream_keys(kind)
+        text = streamable_text(data, max_bytes=self.max_bytes) if keys else None
+        if text is None:
+            return None
+        try:
+            stream = ArrayStream(text, keys)
+            del text  # the stream holds the one copy
+            entries = _StreamedArray(stream)
+            top = {**stream.head, stream.key: entries}
+            checked = None
+            if self._stream_kind(top, kind) is not None:
+                checked = self._stream_pass(stream, top, kind)
+            else:  # the members after the array may decide the kind
+                for _entry in stream.entries():
+                    pass
+            stream.read_tail()
+            if stream.tail or checked is None:  # checked (again) knowing the whole top level: kind, ctx.root, rules
+                top = {**stream.head, stream.key: entries, **stream.tail}
+                checked = self._stream_pass(stream, top, kind)
+            return self._stream_report(stream, top, checked, source, detected=kind is None)
+        except Unstreamable:
+            return None
+
+    def _stream_keys(self, kind: str | None) -> frozenset[str]:
+        """The members that may hold a long array in payloads of ``kind`` (any kind when None)."""
+        kinds = [self.spec.kind(kind)] if kind is not None else self.spec.kinds.values()
+        plans = (stream_plan(self.spec, k.schema_name) for k in kinds)
+        return frozenset(plan.key for plan in plans if plan is not None)
+
+    def _stream_kind(self, top: dict, kind: str | None) -> str | None:
+        """The kind a streamed input is checked as: the given one, else the one its top-level members decide
+        alone (anything less sure is decided on the whole document); None: check it whole."""
+        return kind if kind is not None else kind_by_keys(self.spec, top)
+
+    def _stream_pass(self, stream: ArrayStream, top: dict, kind: str | None) -> _StreamPass:
+        """The rules of the top level (its value ``top``) and, as they are read, schema and rules on each entry."""
+        name = self._stream_kind(top, kind)
+        chosen = self.spec.kind(name) if name is not None else None
+        plan = stream_plan(self.spec, chosen.schema_name) if chosen is not None else None
+        if plan is None or plan.key != stream.key:
+            raise Unstreamable("not the streamed member of the kind")
+        checked = _StreamPass(chosen, plan, _FindingLimit(self.max_findings))
+        ctx = RuleContext(self.spec, chosen, self.today, self.context, self.profile, top)
+        visit = self._visit_for(chosen)
+        entries = self._checked_entries(stream, checked, ctx, visit)
+        array = top[stream.key]
+        array.checking(entries)
+        # The whole document's walk: the top level's rules first (one reading across entries pulls them through
+        # the pass), the members in order; it does not descend into the streamed array.
+        self._visit(visit, top, ctx, chosen.is_request, checked.limit)
+        for _entry in entries:  # the entries no rule read
+            pass
+        if checked.failed or array.premature or checked.limit.omitted:
+            raise Unstreamable("the whole document decides")
+        return checked
+
+    def _checked_entries(self, stream: ArrayStream, checked: _StreamPass, ctx: RuleContext, visit: Visit) -> Iterator[Any]:
+        """Each entry of the array, once its schema and rules are checked."""
+        member = next((node for name, _token, node in visit.members if name == stream.key), None)
+        visit = member.items if member is not None else None
+        most, limit, request = self.max_findings, checked.limit, checked.kind.is_request
+        findings = limit.findings
+        prefix = "/" + escape_pointer_token(stream.key) + "/"
+        try:
+            for index, entry in enumerate(stream.entries()):
+                found = checked.plan.entries.compiled_issues(entry, most)
+                if found is None or found[1] + checked.errors > most:
+                    raise Unstreamable("the schema engines or the findings limit depend on the whole document")
+                checked.errors += found[1]
+                pointer = prefix + str(index)
+                first = len(findings)
+                self._add_issues(found[0], pointer, request, limit)
+                rules = len(findings)
+                if visit is not None:
+                    self._visit(visit, entry, ctx, request, limit, pointer)
+                if len(findings) > first:
+                    checked.spans.append((first, rules, len(findings)))
+                if limit.omitted:
+                    raise Unstreamable("the findings limit is reached")
+                yield entry
+        except Exception:  # raised inside a rule reading the entries, it would become that rule's finding
+            checked.failed = True
+            raise
+
+    def _stream_report(self, stream: ArrayStream, top: dict, checked: _StreamPass, source: str, detected: bool) -> Report:
+        """The top level's schema after the entries', and the report."""
+        kind, limit, most = checked.kind, checked.limit, self.max_findings
+        found = checked.plan.top.compiled_issues({**top, stream.key: [None] * len(top[stream.key])}, most)
+        if found is None or found[1] + checked.errors > most:
+            raise Unstreamable("the schema engines or the findings limit depend on the whole document")
+        first = len(limit.findings)
+        self._add_issues(found[0], "", kind.is_request, limit)
+        if limit.omitted:
+            raise Unstreamable("the findings limit is reached")
+        # The order of a whole document's check where findings share pointer and rule: schema issues, the
+        # top level's rules, the entries' rules (a stable sort by pointer and rule keeps it).
+        rank = [1] * len(limit.findings)
+        for start, rules, end in checked.spans + [(first, len(limit.findings), len(limit.findings))]:
+            rank[start:rules] = [0] * (rules - start)
+            rank[rules:end] = [2] * (end - rules)
+        findings = [f for _rank, f in sorted(zip(rank, limit.findings), key=lambda pair: pair[0])]
+        findings.sort(key=_finding_order)
+        return Report(source, kind.name, findings, detected=detected)
 
     def _visit_for(self, kind: Kind) -> Visit:
         """The kind's compiled visit without the rules this validator's profile switched off: each

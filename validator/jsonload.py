@@ -41,6 +41,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from itertools import accumulate
+from json.decoder import scanstring
 from typing import Any, BinaryIO, Iterable, Iterator, TextIO
 
 JSON_SYNTAX = "json-syntax"
@@ -420,15 +421,33 @@ def _int_or_infinity(token: str) -> int | float:
 
 
 def _load(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) -> Loaded:
+    problems: list[LoadProblem] = []
+    readable = _readable(data, max_bytes, max_depth, problems, text)
+    if readable is None:
+        return Loaded(None, problems)
+    data, text = readable
+    # None after a syntax error, too-deep nesting or an integer too long to convert.
+    value = _parse(text, max_depth, problems)
+    if value is not None and _SURROGATE_ESCAPE.search(data):
+        problems.extend(_lone_surrogates(value))
+    return Loaded(value, problems)
+
+
+def _readable(
+    data: bytes, max_bytes: int, max_depth: int, problems: list[LoadProblem], text: str | None
+) -> tuple[bytes, str] | None:
+    """The checks before parsing (size, emptiness, encoding, binary content, depth), appending their problems:
+    the bytes and text to parse, or None when the problems found are the whole answer."""
     size = len(data)
     if size > max_bytes:
-        return Loaded(None, [LoadProblem(
+        problems.append(LoadProblem(
             JSON_TOO_LARGE, f"the input has {size} bytes, more than the {max_bytes} accepted", None, None
-        )])
+        ))
+        return None
     if not data or not data.strip(_JSON_WS):
         what = "empty" if not data else "only whitespace"
-        return Loaded(None, [LoadProblem(JSON_EMPTY, f"the input is {what}; expected a JSON value", None, None)])
-    problems: list[LoadProblem] = []
+        problems.append(LoadProblem(JSON_EMPTY, f"the input is {what}; expected a JSON value", None, None))
+        return None
     if data.startswith(b"\xef\xbb\xbf"):
         problems.append(LoadProblem(
             JSON_ENCODING,
@@ -440,15 +459,16 @@ def _load(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) 
         text = None
         if not data.strip(_JSON_WS):
             problems.append(LoadProblem(JSON_EMPTY, "the input holds only a byte order mark", None, None))
-            return Loaded(None, problems)
+            return None
     else:
         sniffed = _sniff_encoding(data)
         if sniffed is not None:
-            return Loaded(None, [sniffed])
+            problems.append(sniffed)
+            return None
     binary = _sniff_binary(data)
     if binary is not None:
         problems.append(binary)
-        return Loaded(None, problems)
+        return None
     if text is None:
         try:
             text = data.decode("utf-8")
@@ -461,17 +481,13 @@ def _load(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) 
                 f"({' '.join(f'{b:02x}' for b in bad[: max(1, exc.end - exc.start)])}): {exc.reason}",
                 line, column,
             ))
-            return Loaded(None, problems)
+            return None
     # Each level of nesting opens a bracket: with no more brackets in all than the limit, it cannot be too deep.
     depth = _structure_depth(data, max_depth) if data.count(b"[") + data.count(b"{") > max_depth else 0
     if depth > max_depth:
         problems.append(_too_deep(max_depth, depth))
-        return Loaded(None, problems)
-    # None after a syntax error, too-deep nesting or an integer too long to convert.
-    value = _parse(text, max_depth, problems)
-    if value is not None and _SURROGATE_ESCAPE.search(data):
-        problems.extend(_lone_surrogates(value))
-    return Loaded(value, problems)
+        return None
+    return data, text
 
 
 # A \uD800-\uDFFF escape: the one way JSON text can carry a code point no UTF-8 encoder can produce.
@@ -506,6 +522,140 @@ def _surrogate_problem(pointer: str, text: str, what: str) -> LoadProblem:
         f"the {what} holds a lone UTF-16 surrogate \\u{code:04x}, which no UTF-8 text can carry (RFC 8259 section 8.2)",
         None, None, pointer,
     )
+
+
+# --------------------------------------------------------------------------- one long array at a time
+
+
+class Unstreamable(Exception):
+    """The text holds something only the whole-document loader answers exactly (a syntax error, a repeated key,
+    a number out of range, another shape than expected): the caller loads the document whole instead."""
+
+
+def streamable_text(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH) -> str | None:
+    """The text of ``data`` when the loader's checks before parsing find nothing to report (decoding it piece by
+    piece then meets no problem but those :class:`ArrayStream` raises for); None otherwise."""
+    problems: list[LoadProblem] = []
+    readable = _readable(data, max_bytes, max_depth, problems, None)
+    return readable[1] if readable is not None and not problems else None
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_SURROGATE_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class ArrayStream:
+    """A top-level JSON object one of whose members (the first with a name in ``keys``) is a long array: the other
+    members are decoded whole, the array's entries one at a time (:meth:`entries`, as often as needed), so the
+    array is never held. Decoding is the loader's (the same hooks): wherever the loader would report a problem
+    or the text is not such an object, :class:`Unstreamable` is raised.
+
+    ``head`` holds the members before the array, ``tail`` (after :meth:`read_tail`) those after it."""
+
+    def __init__(self, text: str, keys: frozenset[str]):
+        self.text = text
+        self.key: str | None = None
+        self.head: dict[str, Any] = {}
+        self.tail: dict[str, Any] = {}
+        self.length: int | None = None  # entries, once read to the end
+        self._counting = _Counting()
+        # Escaped surrogates: each value is searched for a lone one (which the loader reports), as rarely as that.
+        self._surrogates = _SURROGATE_ESCAPE_TEXT.search(text) is not None
+        self._start = self._end = -1  # where the array's '[' is, and after its ']'
+        self._end_of_object = -1
+        self._read_head(keys)
+
+    def _ws(self, i: int) -> int:
+        return _WS.match(self.text, i).end()
+
+    def _value(self, i: int) -> tuple[Any, int]:
+        counting = self._counting
+        try:
+            value, end = counting.decoder.raw_decode(self.text, i)
+        except (ValueError, RecursionError) as exc:  # syntax, integers too long to convert, nesting
+            raise Unstreamable(str(exc)) from None
+        if counting.duplicates or counting.non_finite:
+            raise Unstreamable("a repeated key or a non-finite number")
+        if self._surrogates and _lone_surrogates(value):
+            raise Unstreamable("a lone surrogate")
+        return value, end
+
+    def _member(self, i: int) -> tuple[str, int]:
+        """The member name at ``i`` and where its value starts."""
+        text = self.text
+        if not text.startswith('"', i):
+            raise Unstreamable("expected a member name")
+        try:
+            name, i = scanstring(text, i + 1, True)
+        except ValueError as exc:
+            raise Unstreamable(str(exc)) from None
+        i = self._ws(i)
+        if not text.startswith(":", i):
+            raise Unstreamable("expected ':'")
+        if name in self.head or name in self.tail or name == self.key:
+            raise Unstreamable("a repeated key")
+        if self._surrogates and _LONE_SURROGATE.search(name):
+            raise Unstreamable("a lone surrogate")
+        return name, self._ws(i + 1)
+
+    def _next_member(self, i: int) -> int | None:
+        """After a member's value: where the next member starts, None at the object's end."""
+        i = self._ws(i)
+        if self.text.startswith(",", i):
+            return self._ws(i + 1)
+        if self.text.startswith("}", i):
+            self._end_of_object = i + 1
+            return None
+        raise Unstreamable("expected ',' or '}'")
+
+    def _read_head(self, keys: frozenset[str]) -> None:
+        text = self.text
+        i = self._ws(0)
+        if not text.startswith("{", i):
+            raise Unstreamable("not an object")
+        i = self._ws(i + 1)
+        while True:
+            name, i = self._member(i)
+            if name in keys:
+                if not text.startswith("[", i):
+                    raise Unstreamable(f"{name!r} is not an array")
+                self.key, self._start = name, i
+                return
+            self.head[name], i = self._value(i)
+            if (i := self._next_member(i)) is None:
+                raise Unstreamable("no array to stream")
+
+    def entries(self) -> Iterator[Any]:
+        """The array's entries in order, each decoded when asked for."""
+        text = self.text
+        i = self._ws(self._start + 1)
+        count = 0
+        if not text.startswith("]", i):
+            while True:
+                entry, i = self._value(i)
+                count += 1
+                yield entry
+                del entry  # not held while the caller waits for the next one
+                i = self._ws(i)
+                if text.startswith(",", i):
+                    i = self._ws(i + 1)
+                elif text.startswith("]", i):
+                    break
+                else:
+                    raise Unstreamable("expected ',' or ']'")
+        self._end, self.length = i + 1, count
+
+    def read_tail(self) -> None:
+        """The members after the array (the entries must have been read to the end) and the end of the text."""
+        if self._end < 0:
+            raise Unstreamable("the array was not read to its end")
+        i = self._next_member(self._end)
+        while i is not None:
+            name, i = self._member(i)
+            self.tail[name], i = self._value(i)
+            i = self._next_member(i)
+        if self._ws(self._end_of_object) != len(self.text):
+            raise Unstreamable("extra data after the object")
 
 
 def load_json_bytes(
@@ -723,5 +873,5 @@ __all__ = [
     "RULES", "JSON_SYNTAX", "JSON_DUPLICATE_KEY", "JSON_NON_FINITE", "JSON_ENCODING",
     "JSON_EMPTY", "JSON_TOO_DEEP", "JSON_TOO_LARGE", "JSON_BINARY", "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_DEPTH", "LoadProblem", "Loaded", "load_json_bytes", "load_json_text",
-    "iter_jsonl", "pointer_of_duplicate", "check_value",
+    "iter_jsonl", "pointer_of_duplicate", "check_value", "ArrayStream", "Unstreamable", "streamable_text",
 ]

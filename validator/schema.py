@@ -219,16 +219,18 @@ class SchemaChecker:
     engine's messages never quote values (``mask``): quoting a value costs its size for every error
     above it, so deep inputs would cost their size times their depth."""
 
-    def __init__(self, spec: Spec, component: str):
+    def __init__(self, spec: Spec, component: str, *, schema: dict | None = None, root_ref: str | None = None):
+        """``schema``: the bundled schema to check instead of the component's own (the same shape);
+        ``root_ref``: the document section of issues whose schema names none, instead of the component's."""
         from .locate import build_layout
 
         self.component = component
-        self.schema = bundled_schema(spec, component)
+        self.schema = schema or bundled_schema(spec, component)
         self._checked = _without_unique_items(self.schema)
         self._unique = build_layout(spec, component).unique_arrays
         self._compiled = None
         self._detail_validator = None
-        self.root_ref = spec.schema(component).get("x-document-ref")
+        self.root_ref = root_ref or spec.schema(component).get("x-document-ref")
         self._root_type, self._root_required = _root_demands(spec, spec.schema(component))
 
     @property
@@ -272,10 +274,24 @@ class SchemaChecker:
             return [], 0
         return self._issues(payload, limit)
 
+    def compiled_issues(self, payload: Any, limit: int) -> tuple[list[SchemaIssue], int] | None:
+        """What :meth:`limited_issues` answers when the compiled engine alone decides it and finds at most
+        ``limit`` errors: (issues, errors found); None when the python engine would decide or errors are left
+        over (the answer for a whole document then depends on the document, not on this part of it)."""
+        try:
+            if not self._surely_invalid(payload) and self._fast.is_valid(payload):
+                if not (self._unique and any(True for _ in self._repeated_items(payload))):
+                    return [], 0
+        except (ValueError, OverflowError, TypeError):
+            return None
+        return self._issues(payload, limit, compiled_only=True)
+
     def detailed_issues(self, payload: Any) -> Iterator[SchemaIssue]:
         yield from self._issues(payload, None)[0]
 
-    def _issues(self, payload: Any, limit: int | None) -> tuple[list[SchemaIssue], int]:
+    def _issues(self, payload: Any, limit: int | None, compiled_only: bool = False):
+        """(issues, errors beyond the limit); with ``compiled_only``, (issues, errors found) when the compiled
+        engine alone decides and finds no more than ``limit``, else None."""
         omitted = 0
         try:
             found = self._fast.iter_errors(payload)
@@ -284,6 +300,8 @@ class SchemaChecker:
         except (ValueError, OverflowError, TypeError):
             raw = None  # values the compiled engine cannot take (integers beyond 64 bits)
         errors = self._resolved(payload, raw) if raw is not None else None
+        if compiled_only and (errors is None or omitted):
+            return None
         if errors is None:  # alternatives (anyOf): python-jsonschema picks the closest branch
             errors = self._detail.iter_errors(payload)
             if limit is not None:
@@ -297,7 +315,7 @@ class SchemaChecker:
         for pointer, schema in self._repeated_items(payload):
             if not schema.get("x-rule"):  # a semantic rule owns it and words its finding
                 issues.append(SchemaIssue("schema-items", pointer, "items must be unique", schema.get("x-document-ref") or self.root_ref))
-        return _one_problem_per_value(issues), omitted
+        return _one_problem_per_value(issues), len(raw) if compiled_only else omitted
 
     def _repeated_items(self, payload: Any) -> Iterator[tuple[str, dict]]:
         """(pointer, schema) of each array under ``uniqueItems`` that repeats an item; linear time."""
@@ -582,6 +600,53 @@ def _closest(word: str, candidates: tuple[str, ...], cutoff: float) -> str | Non
 
 
 _closest_cached = functools.lru_cache(maxsize=512)(_closest)
+
+
+# Keywords of an object schema that judge each member apart from the others, and of an array schema that judge
+# its entries one by one (``items``) or by their number: a schema with only these lets a long array be checked
+# entry by entry, the rest of the document with as many nulls standing in for the entries.
+_MEMBERWISE = frozenset({"type", "required", "properties", "additionalProperties", "minProperties", "maxProperties",
+                         "title", "description", "deprecated", "$comment", "example", "examples"})
+_ENTRYWISE = frozenset({"type", "items", "minItems", "maxItems", "title", "description", "deprecated", "$comment",
+                        "example", "examples"})
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """How a component whose top level holds a long array is checked one entry at a time (see :func:`stream_plan`)."""
+
+    key: str  # the member holding the array
+    top: SchemaChecker  # the component with the array's items unchecked: give it ``[None] * entries`` there
+    entries: SchemaChecker  # one entry (its issues' pointers relative to the entry)
+
+
+def _only(schema: dict, keywords: frozenset[str]) -> bool:
+    return all(k in keywords or k.startswith("x-") for k in schema)
+
+
+def stream_plan(spec: Spec, component: str) -> StreamPlan | None:
+    """The plan for checking ``component`` entry by entry: its schema is an object whose keywords judge members
+    apart and one of whose properties is an array of a component judged entry by entry; None otherwise.
+    Built once per spec and component."""
+    key = ("stream", component)
+    if key in spec._cache:
+        return spec._cache[key]
+    plan = None
+    schema = spec.schema(component)
+    if schema.get("type") == "object" and _only(schema, _MEMBERWISE):
+        for name, sub in (schema.get("properties") or {}).items():
+            items = sub.get("items") if isinstance(sub, dict) else None
+            ref = items.get("$ref") if isinstance(items, dict) else None
+            if (sub.get("type") == "array" and _only(sub, _ENTRYWISE) and isinstance(ref, str)
+                    and ref.startswith(SCHEMA_PREFIX) and _only(items, frozenset({"$ref", "description"}))):
+                top = bundled_schema(spec, component)
+                root = {**schema, "properties": {**schema["properties"], name: {k: v for k, v in sub.items() if k != "items"}}}
+                top["components"] = {"schemas": {**top["components"]["schemas"], component: root}}
+                whole = SchemaChecker(spec, component, schema=top)
+                plan = StreamPlan(name, whole, SchemaChecker(spec, ref[len(SCHEMA_PREFIX):], root_ref=whole.root_ref))
+                break
+    spec._cache[key] = plan
+    return plan
 
 
 def checker_for(spec: Spec, component: str) -> SchemaChecker:
