@@ -373,9 +373,14 @@ class PayloadValidator:
             if finding:
                 limit.add(finding)
 
-    def _visit(self, root: Visit, payload: Any, ctx: RuleContext, request: bool, limit: "_FindingLimit", at: str = "") -> None:
-        """Walk the payload (found at pointer ``at``) along the kind's compiled visit: at each place, every rule
-        of the place runs on the value there (so two rules reading one value run one after the other)."""
+    def _visit(self, root: Visit, payload: Any, ctx: RuleContext, request: bool, limit: "_FindingLimit") -> None:
+        """Walk the payload along the kind's compiled visit: at each place, every rule of the place runs on
+        the value there (so two rules reading one value run one after the other)."""
+        self._walker(ctx, request, limit)(root, payload, "")
+
+    def _walker(self, ctx: RuleContext, request: bool, limit: "_FindingLimit"):
+        """``visit(node, value, pointer)``: the walk of :meth:`_visit` from any place; made once per input (the
+        function refers to itself: a reference cycle, which the paused collector frees only later)."""
         make_finding = self._finding
 
         def visit(node: Visit, value: Any, pointer: str) -> None:
@@ -407,7 +412,7 @@ class PayloadValidator:
                     for i, item in enumerate(value):
                         visit(child, item, f"{pointer}/{i}")
 
-        visit(root, payload, at)
+        return visit
 
     # ---- one entry at a time ----
     def _streamed(self, data: bytes, kind: str | None, source: str) -> Report | None:
@@ -479,6 +484,7 @@ class PayloadValidator:
         member = next((node for name, _token, node in visit.members if name == stream.key), None)
         visit = member.items if member is not None else None
         most, limit, request = self.max_findings, checked.limit, checked.kind.is_request
+        walk = self._walker(ctx, request, limit)
         findings = limit.findings
         prefix = "/" + escape_pointer_token(stream.key) + "/"
         try:
@@ -492,7 +498,7 @@ class PayloadValidator:
                 self._add_issues(found[0], pointer, request, limit)
                 rules = len(findings)
                 if visit is not None:
-                    self._visit(visit, entry, ctx, request, limit, pointer)
+                    walk(visit, entry, pointer)
                 if len(findings) > first:
                     checked.spans.append((first, rules, len(findings)))
                 if limit.omitted:
