@@ -541,6 +541,7 @@ def streamable_text(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, max_dept
 
 
 _WS = re.compile(r"[ \t\n\r]*")
+_WS_CHARS = " \t\n\r"
 _SURROGATE_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -627,19 +628,32 @@ class ArrayStream:
 
     def entries(self) -> Iterator[Any]:
         """The array's entries in order, each decoded when asked for."""
-        text = self.text
+        text, counting = self.text, self._counting
+        scan, skip = counting.decoder.scan_once, _WS.match
         i = self._ws(self._start + 1)
         count = 0
         if not text.startswith("]", i):
             while True:
-                entry, i = self._value(i)
+                try:  # the decoder's scanner itself: raw_decode's wrapper costs a call per entry
+                    entry, i = scan(text, i)
+                except (StopIteration, ValueError, RecursionError) as exc:  # syntax, integers too long, nesting
+                    raise Unstreamable(f"no value at {i}: {exc!r}"[:200]) from None
+                if counting.duplicates or counting.non_finite:
+                    raise Unstreamable("a repeated key or a non-finite number")
+                if self._surrogates and _lone_surrogates(entry):
+                    raise Unstreamable("a lone surrogate")
                 count += 1
                 yield entry
                 del entry  # not held while the caller waits for the next one
-                i = self._ws(i)
-                if text.startswith(",", i):
-                    i = self._ws(i + 1)
-                elif text.startswith("]", i):
+                after = text[i:i + 1]
+                if after in _WS_CHARS:  # also "" at the end of the text: then nothing follows, as below
+                    i = skip(text, i).end()
+                    after = text[i:i + 1]
+                if after == ",":
+                    i += 1
+                    if text[i:i + 1] in _WS_CHARS:
+                        i = skip(text, i).end()
+                elif after == "]":
                     break
                 else:
                     raise Unstreamable("expected ',' or ']'")
