@@ -8,6 +8,7 @@ import dataclasses
 import datetime as _dt
 import gc
 import itertools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -41,6 +42,7 @@ GC_PAUSE_BYTES = 64 * 1024
 # payload of a few megabytes costs tens of megabytes, and one decoder call beats one per entry.
 STREAM_BYTES = 8 * 1024 * 1024
 _STREAM_BATCH = 64  # entries decoded, then checked, at a time
+_OBJECT_START = re.compile(rb"[ \t\r\n]*\{")  # only an object's member can be streamed
 
 
 class _gc_paused:
@@ -170,6 +172,9 @@ class _StreamedArray(list):
 
     def checking(self, entries: Iterator[Any]) -> None:
         self._pass = entries
+
+    def release(self) -> None:
+        self._stream = self._pass = None
 
     def __len__(self) -> int:
         if self._stream.length is None:
@@ -424,10 +429,11 @@ class PayloadValidator:
         Exactly the whole-document report: the schema is checked per entry and for the rest with as many nulls
         in the array (validator.schema.stream_plan); the rules run on each entry as the walk would reach it,
         and those of the top level (reading across entries too) on it at the end, findings then sorted as ever."""
-        keys = self._stream_keys(kind)
+        keys = self._stream_keys(kind) if _OBJECT_START.match(data) else None
         text = streamable_text(data, max_bytes=self.max_bytes) if keys else None
         if text is None:
             return None
+        entries = None
         try:
             stream = ArrayStream(text, keys)
             del text  # the stream holds the one copy
@@ -446,6 +452,9 @@ class PayloadValidator:
             return self._stream_report(stream, top, checked, source, detected=kind is None)
         except Unstreamable:
             return None
+        finally:
+            if entries is not None:  # the rules' context refers to it: the text goes now, not with a later collection
+                entries.release()
 
     def _stream_keys(self, kind: str | None) -> frozenset[str]:
         """The members that may hold a long array in payloads of ``kind`` (any kind when None)."""
