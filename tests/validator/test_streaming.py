@@ -108,7 +108,7 @@ ENTRY_BREAKERS = (
     lambda e: e["instructedAmount"].update(amount="-" + e["instructedAmount"]["amount"]),  # amount-grammar
     lambda e: e["instructedAmount"].update(amount=e["instructedAmount"]["amount"] + "1"),  # amount-minor-units
     lambda e: e["creditorAddress"].update(country="XX"),  # schema-enum
-    lambda e: e.update(creditorNaem=e.pop("creditorName")),  # schema-required + unknown-property (warning)
+    lambda e: e.update(creditorNaem=e.pop("creditorName", "Kari")),  # schema-required + unknown-property (warning)
     lambda e: e.update(remittanceInformationStructured={"reference": "12345678903", "referenceType": "SCOR"}),
     lambda e: e["instructedAmount"].update(currency="EUR"),  # currency-product-mismatch
     lambda e: e.update(endToEndIdentification=7, ultimateDebtor=None),  # schema-type
