@@ -6,6 +6,8 @@ unusable profile or context) — never a traceback.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import json
 import os
@@ -13,7 +15,6 @@ import stat
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -21,6 +22,7 @@ import click
 
 from . import __version__
 from .jsonload import JSONL_SUFFIXES, load_json_bytes
+from .records import record
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 INPUT_SUFFIXES = (".json", ".http", *JSONL_SUFFIXES)
@@ -55,6 +57,16 @@ class DefaultToValidate(click.Group):
     """`obvalidate payload.json` means `obvalidate validate payload.json`. Subcommands registered under the
     `obvalidate.commands` entry points are loaded lazily, the way pytest and flake8 load plugins; a built-in
     command wins over a registered one of the same name."""
+
+    def main(self, args=None, *rest, **options):
+        try:
+            return super().main(args, *rest, **options)
+        finally:
+            if args is None:
+                # The process's own command line (not an in-process call, such as click's CliRunner): the process
+                # ends with the command, and what it made goes with it. Frozen, it is not searched for reference
+                # cycles once more as the interpreter exits (~7 % of checking one payload).
+                gc.freeze()
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and not self._is_command(args[0]) and args[0] not in ("--help", "-h", "--version"):
@@ -110,7 +122,7 @@ def main() -> None:
 
 
 # ------------------------------------------------------------------ inputs
-@dataclass(frozen=True)
+@record
 class Unit:
     """One thing to validate: a file, stdin, or a batch of JSONL lines; ``size`` is the bytes it covers."""
 
@@ -236,6 +248,21 @@ def _is_json_value(line: bytes) -> bool:
 _WORKER = None
 
 
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic garbage collector off for the block or decorated function. A command's start (the validator's
+    modules, the spec, the rule catalogue) makes tens of thousands of objects that live as long as the process,
+    and the collector would walk them again and again while they are made."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
+@_collector_paused()
 def _make_validator(settings: dict):
     from .context import Context, Profile
     from .api import Validator

@@ -7,10 +7,11 @@ import calendar
 import datetime as _dt
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 from zoneinfo import ZoneInfo
+
+from .records import record
 
 OSLO = ZoneInfo("Europe/Oslo")
 SEVERITY_CHOICES = ("error", "warning", "off")
@@ -52,15 +53,16 @@ def parse_day(value: Any, what: str) -> _dt.date:
     raise ConfigError(f"{what} must be a date written YYYY-MM-DD, e.g. 2026-07-01; got {value!r}")
 
 
-_INSTANT_RE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,][0-9]+)?)?"
-                         r"(?:[Zz]|[+-][0-9]{2}:?[0-9]{2})?")
+# Compiled on first use (re keeps what it compiled): only --now and request clocks read instants.
+_INSTANT = (r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,][0-9]+)?)?"
+            r"(?:[Zz]|[+-][0-9]{2}:?[0-9]{2})?")
 
 
 def parse_instant(value: Any, what: str) -> _dt.datetime:
     """An aware date-time from ISO 8601 text (naive = UTC), worded as :func:`parse_day` words dates."""
     if isinstance(value, _dt.datetime):
         return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
-    if isinstance(value, str) and (m := _INSTANT_RE.fullmatch(value.strip())):
+    if isinstance(value, str) and (m := re.fullmatch(_INSTANT, value.strip())):
         year, month, day, hour, minute, second = (int(g or 0) for g in m.groups())
         problem = _calendar_problem(year, month, day)
         if problem is None and (hour > 23 or minute > 59 or second > 59):
@@ -234,25 +236,28 @@ def _profile_message(error) -> str:
     return error.message
 
 
-@dataclass(frozen=True)
+@record
 class RuleOverride:
     severity: str | None = None
     code: str | None = None
     status: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Profile:
+    """An implementer profile: the overrides of the decisions marked "profile: yes". The mappings are read-only
+    (the empty default is shared)."""
+
     name: str = "defaults (decisions A1-A32)"
     today: _dt.date | None = None
-    rules: Mapping[str, RuleOverride] = field(default_factory=dict)
+    rules: Mapping[str, RuleOverride] = {}
     amount_digits: str = "at-most"
     kid_reference_types: tuple[str | None, ...] = (None, "SCOR")
     kid_algorithms: tuple[str, ...] = ("mod10", "mod11")
     basket_status_ranking: tuple[tuple[str, tuple[str, ...]], ...] | None = None  # None: the spec's
     signature_algorithms: tuple[str, ...] = ("rsa-sha256",)
     signature_date_window: _dt.timedelta = _dt.timedelta(minutes=5)
-    paths: Mapping[str, str] = field(default_factory=dict)
+    paths: Mapping[str, str] = {}
     batch_run_times: tuple[str, ...] | None = None  # None: the spec's x-batch-run-times (A25)
     cancellation_refused: RuleOverride | None = None  # None: the spec's x-cancellation (A5, A27)
     logical_duplicates: str = "refused"  # A30
@@ -354,17 +359,20 @@ CONTEXT_SCHEMA = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class PaymentFacts:
     service: str | None = None
     product: str | None = None
     transaction_status: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Context:
+    """What rules need to know beyond the payload: the day, and the payments a basket refers to (read-only; the
+    empty default is shared)."""
+
     today: _dt.date | None = None
-    payments: Mapping[str, PaymentFacts] = field(default_factory=dict)
+    payments: Mapping[str, PaymentFacts] = {}
 
     @classmethod
     def from_mapping(cls, data: Any, source: str = "context") -> "Context":

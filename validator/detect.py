@@ -20,15 +20,15 @@ response is not a valid ``sca-redirect`` body with an extra member).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from .schema import checker_for
+from .records import record
 from .spec import Kind, Spec
 from .suggest import closest
 
 
-@dataclass(frozen=True)
+@record
 class Detection:
     kind: str | None
     candidates: tuple[str, ...]
@@ -37,7 +37,7 @@ class Detection:
     confident: bool = True
 
 
-@dataclass(frozen=True)
+@record
 class Shape:
     """One way a kind's top level can look."""
 
@@ -61,14 +61,14 @@ class Shape:
         )
 
 
-@dataclass(frozen=True)
+@record
 class KindShapes:
     kind: Kind
     array: bool  # the payload is an array of objects of these shapes
     shapes: tuple[Shape, ...]
 
 
-@dataclass(frozen=True)
+@record
 class _Score:
     kind: str
     problems: int  # undeclared keys + missing required properties

@@ -9,7 +9,6 @@ import datetime as _dt
 import gc
 import itertools
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -20,6 +19,7 @@ from .findings import ERROR, WARNING, Finding, Report, escape_pointer_token
 from .jsonload import (JSONL_SUFFIXES, ArrayStream, Loaded, Unstreamable, check_value, jsonl_lines, load_json_bytes,
                        streamable_text)
 from .locate import KindLayout, ObjectShape, Visit, build_layout, compile_visit
+from .records import record
 from .schema import SchemaIssue, StreamPlan, checker_for, stream_plan
 from .spec import Kind, Spec, load_spec
 
@@ -91,7 +91,7 @@ class _FindingLimit:
             self.omitted_errors += count
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Location:
     """Where a rule's value sits: for objects, the declared properties there, and the component name
     or x-rule tag that matched. One per rule and place of a kind, built once (the pointer of each
@@ -101,7 +101,7 @@ class Location:
     target: str  # the component name or x-rule tag that matched
 
 
-@dataclass(frozen=True)
+@record
 class RuleContext:
     spec: Spec
     kind: Kind
@@ -119,7 +119,7 @@ class RuleContext:
         return self.spec.minor_units
 
 
-@dataclass(frozen=True)
+@record
 class _Plan:
     kind: Kind
     layout: KindLayout
@@ -220,19 +220,21 @@ class _Tap:
         return next(self._entries)
 
 
-@dataclass
 class _StreamPass:
     """One pass over a streamed array's entries, with the top level's rules: the kind it was checked as, and
     what it found."""
 
-    kind: Kind
-    plan: StreamPlan
-    limit: _FindingLimit
-    errors: int = 0  # the compiled schema engine's errors
-    failed: bool = False  # the pass could not go on (only the whole-document path answers)
-    # (first, first of the rules', end) indices in the findings of each entry with findings: schema issues come
-    # before every rule's findings in a whole document's check, the top level's rules before the entries'
-    spans: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
+    __slots__ = ("kind", "plan", "limit", "errors", "failed", "spans")
+
+    def __init__(self, kind: Kind, plan: StreamPlan, limit: _FindingLimit):
+        self.kind = kind
+        self.plan = plan
+        self.limit = limit
+        self.errors = 0  # the compiled schema engine's errors
+        self.failed = False  # the pass could not go on (only the whole-document path answers)
+        # (first, first of the rules', end) indices in the findings of each entry with findings: schema issues come
+        # before every rule's findings in a whole document's check, the top level's rules before the entries'
+        self.spans: list[tuple[int, int, int]] = []
 
 
 class PayloadValidator:

@@ -17,6 +17,9 @@ SEVERITIES = (ERROR, WARNING)
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """One thing found in an input: the rule, its severity, where (a JSON pointer), the message, and the status and
+    code an implementation must answer."""
+
     rule: str
     severity: str
     pointer: str

@@ -39,10 +39,11 @@ import json
 import re
 import sys
 import threading
-from dataclasses import dataclass, field
 from itertools import accumulate
 from json.decoder import scanstring
 from typing import Any, BinaryIO, Iterable, Iterator, TextIO
+
+from .records import record
 
 JSON_SYNTAX = "json-syntax"
 JSON_DUPLICATE_KEY = "json-duplicate-key"
@@ -64,7 +65,7 @@ DEFAULT_MAX_DEPTH = 512
 MAX_PROBLEMS = 100
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LoadProblem:
     rule: str
     message: str
@@ -74,10 +75,14 @@ class LoadProblem:
     pointer: str | None = None
 
 
-@dataclass(slots=True)
 class Loaded:
-    value: Any | None
-    problems: list[LoadProblem] = field(default_factory=list)
+    """A decoded value (None when it could not be decoded) and the problems found on the way."""
+
+    __slots__ = ("value", "problems")
+
+    def __init__(self, value: Any | None, problems: list[LoadProblem] | None = None):
+        self.value = value
+        self.problems = [] if problems is None else problems
 
     @property
     def ok(self) -> bool:
@@ -226,16 +231,14 @@ def _structure_depth(data: bytes, limit: int) -> int:
     return rounds + max(0, max(accumulate(map(_STEP.__getitem__, seq))))
 
 
-# A token scanner for the rare path that locates duplicate keys and bad numbers.
-_TOKEN = re.compile(
-    r"""[ \t\r\n]*(?:
+# A token scanner for the rare path that locates duplicate keys and bad numbers: compiled there, on first use
+# (re keeps what it compiled), not at import.
+_TOKEN = r"""(?xs)[ \t\r\n]*(?:
         (?P<s>"[^"\\]*(?:\\.[^"\\]*)*")
       | (?P<p>[\[\]{},:])
       | (?P<n>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)
       | (?P<l>true|false|null|NaN|Infinity|-Infinity)
-    )""",
-    re.VERBOSE | re.DOTALL,
-)
+    )"""
 _INF = float("inf")
 
 
@@ -262,7 +265,7 @@ def _number_trouble(token: str) -> str | None:
 def _locate(text: str, want_duplicates: bool, want_numbers: bool, found: list[LoadProblem]) -> None:
     """Walk ``text`` (valid JSON apart from the problems being located) and append
     duplicate-key and number problems with line, column and pointer."""
-    match = _TOKEN.match
+    match = re.compile(_TOKEN).match
     # Stack entries: [True, keys seen, current key or None] for objects,
     # [False, current index, None] for arrays; ``path`` holds the pointer tokens.
     stack: list[list[Any]] = []

@@ -10,10 +10,10 @@ places some rule reads are visited, whatever the size of the rest.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from .findings import escape_pointer_token
+from .records import record
 from .spec import Spec, as_tuple
 
 ITEMS = object()  # every element of an array
@@ -21,7 +21,7 @@ VALUES = object()  # every value of a map (additionalProperties)
 SCHEMA_PREFIX = "#/components/schemas/"
 
 
-@dataclass(frozen=True)
+@record
 class ObjectShape:
     """Declared properties of an object schema at one location (for the unknown-property rule)."""
 
@@ -34,7 +34,7 @@ class ObjectShape:
         return tuple(sorted(self.properties))
 
 
-@dataclass(frozen=True)
+@record
 class KindLayout:
     # tag (component name or x-rule id) -> path patterns
     locations: dict[str, tuple[tuple, ...]]
@@ -135,17 +135,19 @@ def iter_values(payload: Any, pattern: tuple, prefix: str = "") -> list[tuple[st
     return current
 
 
-@dataclass
 class Visit:
     """One place of a compiled visit: what runs on the value found there, and where to go on.
 
     ``calls`` is whatever the caller attached to the pattern ending here; ``members`` are
     (property name, escaped pointer token, next place)."""
 
-    calls: list
-    members: list
-    items: "Visit | None" = None
-    values: "Visit | None" = None
+    __slots__ = ("calls", "members", "items", "values")
+
+    def __init__(self, calls: list, members: list, items: Visit | None = None, values: Visit | None = None):
+        self.calls = calls
+        self.members = members
+        self.items = items
+        self.values = values
 
 
 def compile_visit(patterns: dict[tuple, list]) -> Visit:

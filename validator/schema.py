@@ -15,7 +15,6 @@ import itertools
 import json
 import ipaddress
 import re
-from dataclasses import dataclass
 from typing import Any, Iterator
 from urllib.parse import urlsplit
 
@@ -23,6 +22,7 @@ import jsonschema_rs
 
 from .findings import escape_pointer_token
 from .locate import SCHEMA_PREFIX
+from .records import record
 from .spec import Spec, as_tuple
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -46,7 +46,7 @@ KEYWORD_RULES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SchemaIssue:
     rule: str
     pointer: str
@@ -56,18 +56,17 @@ class SchemaIssue:
 
 # ---- formats: one definition for python-jsonschema, matching what the compiled engine accepts ----
 # Plain functions (the name -> check table is below); the python-jsonschema checker is built lazily:
-# importing jsonschema costs ~80 ms, and a valid payload never needs it.
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
-_DATE_TIME = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$", re.ASCII
-)
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+# importing jsonschema costs ~80 ms, and a valid payload never needs it. The patterns here are compiled on first
+# use (re keeps what it compiled), not at import: a command's start does without them.
+_DATE = r"(?a)^\d{4}-\d{2}-\d{2}$"
+_DATE_TIME = r"(?a)^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+_UUID = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 
 
 def _is_date(value: object) -> bool:
     if not isinstance(value, str):
         return True
-    if not _DATE.match(value):
+    if not re.match(_DATE, value):
         return False
     _dt.date.fromisoformat(value)
     return True
@@ -76,7 +75,7 @@ def _is_date(value: object) -> bool:
 def _is_date_time(value: object) -> bool:
     if not isinstance(value, str):
         return True
-    if not _DATE_TIME.match(value):
+    if not re.match(_DATE_TIME, value):
         return False
     text = value.upper().replace("Z", "+00:00")
     if text[17:19] == "60":  # RFC 3339 allows a leap second, as the compiled engine does
@@ -86,7 +85,7 @@ def _is_date_time(value: object) -> bool:
 
 
 def _is_uuid(value: object) -> bool:
-    return not isinstance(value, str) or bool(_UUID.match(value))
+    return not isinstance(value, str) or bool(re.match(_UUID, value))
 
 
 def _is_ipv4(value: object) -> bool:
@@ -112,18 +111,18 @@ def _is_ipv6(value: object) -> bool:
 def _is_uri(value: object) -> bool:
     if not isinstance(value, str):
         return True
-    if _URI_SPACE_OR_CONTROL.search(value):
+    if re.search(_URI_SPACE_OR_CONTROL, value):
         return False
     try:
         parts = urlsplit(value)
     except ValueError:
         return False
-    return bool(parts.scheme) and _URI_SCHEME.match(parts.scheme) is not None
+    return bool(parts.scheme) and re.match(_URI_SCHEME, parts.scheme) is not None
 
 
 # White space (str.isspace: ASCII and Unicode separators) or a C0 control: never inside a URI.
-_URI_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")  # \s: exactly what str.isspace() accepts
-_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*\Z")
+_URI_SPACE_OR_CONTROL = r"[\s\x00-\x1f]"  # \s: exactly what str.isspace() accepts
+_URI_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]*\Z"
 
 
 FORMAT_CHECKS = {
@@ -139,13 +138,13 @@ FORMAT_CHECKS = {
 # Beyond the findings limit, the python engine counts at most this many more errors (it is slow).
 _COUNT_BEYOND_LIMIT = 10_000
 
-_UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
+_UNESCAPED_DOLLAR = r"(?<!\\)\$"
 
 
 @functools.lru_cache(maxsize=256)
 def _ecma_pattern(pattern: str) -> re.Pattern:
     # ECMA-262 '$' matches only at the very end; Python's also before a final newline.
-    return re.compile(_UNESCAPED_DOLLAR.sub(r"\\Z", pattern))
+    return re.compile(re.sub(_UNESCAPED_DOLLAR, r"\\Z", pattern))
 
 
 def _pattern_keyword(validator, pattern, instance, schema):
@@ -469,7 +468,7 @@ def _walk(node: Any, tokens) -> Any:
     return node
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Error:
     """A compiled-engine error in the shape of a python-jsonschema error (what _convert reads)."""
 
@@ -625,7 +624,7 @@ _ENTRYWISE = frozenset({"type", "items", "minItems", "maxItems", "title", "descr
                         "example", "examples"})
 
 
-@dataclass(frozen=True)
+@record
 class StreamPlan:
     """How a component whose top level holds a long array is checked one entry at a time (see :func:`stream_plan`)."""
 

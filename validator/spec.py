@@ -2,18 +2,17 @@
 
 Nothing here knows a field, a code or a limit: operations, schemas, code sets, minor units and
 kinds are all read from the spec. The parsed document is cached per process, and across
-processes as JSON keyed by the YAML's SHA-256 (a CLI start costs a JSON parse, not a YAML parse).
+processes as marshal data keyed by the YAML's content (a CLI start loads that, not the YAML).
 """
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .cache import read_json, write_json
+from .cache import MARSHAL_TAG, read_marshal, source_key, write_marshal
+from .records import record
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 SPEC_ENV = "OBVALIDATE_SPEC"
@@ -43,39 +42,41 @@ def read_spec_document(path: Path) -> dict:
         data = path.read_bytes()
     except OSError as exc:
         raise SpecError(f"cannot read the spec {path}: {exc.strerror or exc}") from exc
-    digest = hashlib.sha256(data).hexdigest()[:24]
-    name = f"spec-{digest}.json"
-    document = read_json(name)
+    name = f"spec-{source_key(data)}.{MARSHAL_TAG}.marshal"
+    document = read_marshal(name)
     if isinstance(document, dict):
         return document
     document = _parse_yaml(data)
-    write_json(name, document)  # best effort: a read-only home only costs the YAML parse next time
+    write_marshal(name, document)  # best effort: a read-only home only costs the YAML parse next time
     return document
 
 
-@dataclass(frozen=True)
 class Parameter:
-    name: str
-    location: str  # path | query | header
-    required: bool
-    schema: dict
-    raw: dict
+    """One parameter of an operation; ``key`` is its name as compared: header names case-insensitively."""
 
-    @functools.cached_property  # frozen: computed once (cached_property writes the instance dict directly)
-    def key(self) -> str:
-        """Header names compare case-insensitively; others exactly."""
-        return self.name.lower() if self.location == "header" else self.name
+    __slots__ = ("name", "location", "required", "schema", "raw", "key")
+
+    def __init__(self, name: str, location: str, required: bool, schema: dict, raw: dict):
+        self.name = name
+        self.location = location  # path | query | header
+        self.required = required
+        self.schema = schema
+        self.raw = raw
+        self.key = name.lower() if location == "header" else name
 
 
-@dataclass(frozen=True)
 class Operation:
-    operation_id: str
-    method: str  # upper case
-    path: str
-    raw: dict
-    parameters: tuple[Parameter, ...]
-    request_schema_ref: str | None
-    responses: dict[str, dict]
+    """One operation of the spec, its parameters resolved."""
+
+    def __init__(self, operation_id: str, method: str, path: str, raw: dict, parameters: tuple[Parameter, ...],
+                 request_schema_ref: str | None, responses: dict[str, dict]):
+        self.operation_id = operation_id
+        self.method = method  # upper case
+        self.path = path
+        self.raw = raw
+        self.parameters = parameters
+        self.request_schema_ref = request_schema_ref
+        self.responses = responses
 
     @functools.cached_property
     def header_parameters(self) -> tuple[Parameter, ...]:
@@ -108,8 +109,10 @@ class Operation:
         return dict(self.raw.get("x-headers") or {})
 
 
-@dataclass(frozen=True)
+@record
 class Kind:
+    """A payload kind: a component schema marked x-kind, and the operations whose bodies it is."""
+
     name: str
     direction: str  # request | response
     schema_name: str
@@ -128,11 +131,13 @@ def as_tuple(value: Any) -> tuple:
     return (value,)
 
 
-@dataclass
 class Spec:
-    document: dict
-    path: Path
-    _cache: dict = field(default_factory=dict, repr=False)
+    """The parsed spec document and what is derived from it, computed once (``_cache``)."""
+
+    def __init__(self, document: dict, path: Path):
+        self.document = document
+        self.path = path
+        self._cache: dict = {}
 
     # ---- raw access ----
     def resolve(self, ref: str) -> Any:
@@ -176,24 +181,30 @@ class Spec:
     def operations(self) -> dict[str, Operation]:
         if "operations" not in self._cache:
             ops: dict[str, Operation] = {}
-            for path, item in self.document.get("paths", {}).items():
-                shared = item.get("parameters", [])
-                for method in HTTP_METHODS:
-                    raw = item.get(method)
-                    if raw is None:
-                        continue
-                    params = self._parameters([*shared, *raw.get("parameters", [])])
-                    ops[raw["operationId"]] = Operation(
-                        operation_id=raw["operationId"],
-                        method=method.upper(),
-                        path=path,
-                        raw=raw,
-                        parameters=params,
-                        request_schema_ref=self._request_schema_ref(raw),
-                        responses={code: self.deref(r) for code, r in raw.get("responses", {}).items()},
-                    )
+            for path, item, method, raw in self._raw_operations():
+                params = self._parameters([*item.get("parameters", []), *raw.get("parameters", [])])
+                ops[raw["operationId"]] = Operation(
+                    operation_id=raw["operationId"],
+                    method=method.upper(),
+                    path=path,
+                    raw=raw,
+                    parameters=params,
+                    request_schema_ref=self._request_schema_ref(raw),
+                    responses=self._responses(raw),
+                )
             self._cache["operations"] = ops
         return self._cache["operations"]
+
+    def _raw_operations(self) -> Iterator[tuple[str, dict, str, dict]]:
+        """(path, path item, method, operation object) for every operation of the document."""
+        for path, item in self.document.get("paths", {}).items():
+            for method in HTTP_METHODS:
+                raw = item.get(method)
+                if raw is not None:
+                    yield path, item, method, raw
+
+    def _responses(self, raw: dict) -> dict[str, dict]:
+        return {code: self.deref(r) for code, r in raw.get("responses", {}).items()}
 
     def operation(self, operation_id: str) -> Operation:
         try:
@@ -276,13 +287,15 @@ class Spec:
                 if ref and ref.startswith("#/components/schemas/"):
                     users.setdefault(ref.rsplit("/", 1)[1], []).append(label)
 
-        for op in self.operations.values():
-            if op.request_schema_ref:
-                note({"$ref": op.request_schema_ref}, f"{op.operation_id} request")
-            for status, response in op.responses.items():
+        # From the raw operations: building every Operation and its parameters is not needed to name the kinds.
+        for _path, _item, _method, raw in self._raw_operations():
+            operation_id, request_ref = raw["operationId"], self._request_schema_ref(raw)
+            if request_ref:
+                note({"$ref": request_ref}, f"{operation_id} request")
+            for status, response in self._responses(raw).items():
                 media = response.get("content", {}).get("application/json")
                 if media:
-                    note(media.get("schema", {}), f"{op.operation_id} {status}")
+                    note(media.get("schema", {}), f"{operation_id} {status}")
         return users
 
     def iter_examples(self) -> Iterator[tuple[str, str, Any]]:

@@ -1,7 +1,6 @@
 """"Did you mean": the closest known name to a misspelt one (profiles, rule ids, kind detection)."""
 from __future__ import annotations
 
-import difflib
 from typing import Iterable
 
 # The similarity the unknown-property finding uses: "debtorAcount" is "debtorAccount", "id" is not "code".
@@ -10,6 +9,8 @@ NEAR_MISS = 0.7
 
 def closest(word: str, choices: Iterable[str], cutoff: float = NEAR_MISS) -> str | None:
     """The known name ``word`` most probably means, or None."""
+    import difflib  # only for a misspelt name: a valid payload's start does without it
+
     found = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return found[0] if found else None
 

@@ -22,7 +22,7 @@ beyond a cached dictionary access.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import record
 
 ERROR = "error"
 WARNING = "warning"
@@ -30,7 +30,7 @@ WARNING = "warning"
 OK: tuple = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Problem:
     """One thing wrong with a checked value."""
 

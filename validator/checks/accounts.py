@@ -66,11 +66,10 @@ def _registry_table() -> dict:
     global _TABLE
     if _TABLE is not None:
         return _TABLE
-    import hashlib
     import importlib.util
     from pathlib import Path
 
-    from ..cache import read_json, write_json
+    from ..cache import read_json, source_key, write_json
 
     found = importlib.util.find_spec("stdnum")  # the package's place, without importing it
     package = Path(found.origin).parent if found and found.origin else None
@@ -79,7 +78,7 @@ def _registry_table() -> dict:
         try:
             stat = (package / "iban.dat").stat()
             source = f"{package}|{stat.st_size}|{stat.st_mtime_ns}"
-            name = f"iban-registry-{hashlib.sha256(source.encode()).hexdigest()[:24]}.json"
+            name = f"iban-registry-{source_key(source.encode())}.json"
         except OSError:
             pass
     table = read_json(name) if name else None

@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 from validator.findings import ERROR, WARNING, Finding, Report
+from validator.records import record
 
 __all__ = [
     "FORMATS",
@@ -82,7 +82,7 @@ class RuleInfo(Protocol):
     severity: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FallbackRule:
     """Metadata for a rule id that is not in the catalogue, made from its first finding."""
 
@@ -130,7 +130,7 @@ def display_pointer(pointer: str) -> str:
     return pointer if pointer else "(root)"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Origin:
     """Where a report's input came from.
 

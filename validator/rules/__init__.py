@@ -10,14 +10,13 @@ the catalogue with their examples all the same.
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from ..findings import ERROR, WARNING
+from ..records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Issue:
     """What a rule function yields: a pointer relative to the value it was given, and a message."""
 
@@ -27,7 +26,7 @@ class Issue:
     ref: str | None = None  # None: the rule's document section
 
 
-@dataclass(frozen=True)
+@record
 class Example:
     """A payload for a rule's documentation and tests.
 
@@ -51,8 +50,10 @@ REMOVE = object()
 EVERY_OBJECT = "@object"
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
+    """A catalogue entry; ``check`` is the function of a semantic rule (None: the engine checks it itself)."""
+
     id: str
     name: str
     summary: str
@@ -66,11 +67,11 @@ class Rule:
     assumptions: tuple[str, ...]
     good: Example | None
     bad: Example | None
-    check: Callable[..., Iterable[Issue]] | None = field(default=None, compare=False)
+    check: Callable[..., Iterable[Issue]] | None = None
     group: str = "semantic"
     # Decided once per kind from the spec: can the rule find anything at a place with this declared
     # object shape (None: not an object schema)? Places where it cannot are never visited.
-    applies_at: Callable[[Any], bool] | None = field(default=None, compare=False)
+    applies_at: Callable[[Any], bool] | None = None
 
     def applies_to(self, kind: str, direction: str) -> bool:
         if self.direction and self.direction != direction:
@@ -90,7 +91,7 @@ def _register(r: Rule) -> Rule:
         raise ValueError(f"rule {r.id}: severity must be error or warning")
     if r.severity == WARNING:
         # A warning is accepted, not answered; a profile that makes it an error gets A7's answer.
-        r = dataclasses.replace(r, code=None, status=None)
+        r = r._replace(code=None, status=None)
     _REGISTRY[r.id] = r
     return r
 

@@ -2,10 +2,10 @@
 the rule catalogue loads without it; the verifier that produces these findings is in verifier.py."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..findings import ERROR, WARNING
+from ..records import record
 
 # The profile's signed headers, each "when available", in this order (signing.md, Profile).
 PROFILE_SIGNED_HEADERS = ("date", "digest", "x-request-id", "psu-id", "psu-corporate-id", "tpp-redirect-uri")
@@ -14,7 +14,7 @@ REF_SIGNING = "Authentication › Request signing (all operations)"
 REF_HEADERS = "Endpoints › Header parameters"
 
 
-@dataclass(frozen=True)
+@record
 class SignatureRule:
     id: str
     name: str

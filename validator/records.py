@@ -1,0 +1,26 @@
+"""``@record``: the immutable records of obvalidate (a kind, a rule, an issue, a detection ...), written as annotated
+classes and made into named tuples.
+
+It is ``typing.NamedTuple`` without the cost of its class creation: NamedTuple compiles each field's annotation (a
+string under ``from __future__ import annotations``), a dataclass generates and compiles its methods, and a command's
+start defines some twenty records (~4 ms with NamedTuple, ~15 ms with dataclasses, ~1.5 ms this way).
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def record(cls: type[T]) -> type[T]:
+    """The annotated fields of ``cls`` in order (those with a value have it as default) as a named tuple; its
+    docstring, methods and properties are kept. Equality, hashing, ``repr`` and ``_replace`` are the tuple's."""
+    fields = list(cls.__dict__.get("__annotations__", {}))
+    namespace = {name: value for name, value in cls.__dict__.items() if name not in ("__dict__", "__weakref__")}
+    defaults = [namespace.pop(name) for name in fields if name in namespace]
+    if any(name in cls.__dict__ for name in fields[: len(fields) - len(defaults)]):
+        raise TypeError(f"{cls.__name__}: a field without a default follows one with a default")
+    base = namedtuple(cls.__name__, fields, defaults=defaults, module=cls.__module__)
+    namespace["__slots__"] = ()
+    return type(cls.__name__, (base,), namespace)  # type: ignore[return-value]
