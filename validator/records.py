@@ -2,8 +2,9 @@
 classes and made into named tuples.
 
 It is ``typing.NamedTuple`` without the cost of its class creation: NamedTuple compiles each field's annotation (a
-string under ``from __future__ import annotations``), a dataclass generates and compiles its methods, and a command's
-start defines some twenty records (~4 ms with NamedTuple, ~15 ms with dataclasses, ~1.5 ms this way).
+string under ``from __future__ import annotations``) and a dataclass generates and compiles its methods, while a
+command's start defines some twenty-five records. Made this way they cost less than half of what NamedTuple costs
+and about a fifth of what dataclasses cost (instruction counts of a start).
 """
 from __future__ import annotations
 
