@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import itertools
 import json
 import os
 import stat
@@ -26,9 +25,9 @@ from .records import record
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 INPUT_SUFFIXES = (".json", ".http", *JSONL_SUFFIXES)
-BATCH_LINES = 2000  # most JSONL lines in one batch
-# JSONL is validated in batches of lines: small enough for the progress line to move, and with --jobs
-# for every worker to get several; large enough that handing a batch to a worker costs little.
+# JSONL is validated in blocks of whole lines: small enough for the progress line to move, and with --jobs
+# for every worker to get several; large enough that handing a block to a worker costs little. A block is
+# handed over as it was read (the worker splits it into lines), so the main process does no work per line.
 BATCH_BYTES_SEQUENTIAL = 256 * 1024
 BATCH_BYTES_MIN, BATCH_BYTES_MAX = 32 * 1024, 1024 * 1024
 # Below this much input, starting worker processes costs about what they save (1,000 SEPA payloads,
@@ -124,13 +123,21 @@ def main() -> None:
 # ------------------------------------------------------------------ inputs
 @record
 class Unit:
-    """One thing to validate: a file, stdin, or a batch of JSONL lines; ``size`` is the bytes it covers."""
+    """One thing to validate: a file, stdin, a block of JSONL lines (``block``, its first line numbered
+    ``first_line``) or a few numbered lines; ``size`` is the bytes it covers."""
 
     source: str
     path: str | None = None
     data: bytes | None = None
     lines: tuple[tuple[int, bytes | None], ...] = ()
     size: int = 0
+    block: bytes | None = None
+    first_line: int = 1
+
+    @property
+    def whole_input(self) -> bool:
+        """A file or standard input as one document, not JSONL lines."""
+        return self.block is None and not self.lines
 
 
 def _is_jsonl(path: str) -> bool:
@@ -193,21 +200,18 @@ def _units(paths: list[str], max_bytes: int, batch_bytes: int) -> Iterator[Unit]
 
 
 def _jsonl_units(source: str, stream, max_bytes: int, batch_bytes: int, first_lines=(), offset: int = 0) -> Iterator[Unit]:
-    """Batches of (line number, line bytes or None when over-long) from a JSONL stream; ``first_lines``
-    were read from it already (standard input, while telling JSONL from one document)."""
-    from .jsonload import jsonl_lines
+    """Blocks of whole lines of a JSONL stream, and a unit of its own for each line longer than the limit
+    (None: never read); ``first_lines`` (line number, line) were read from it already (standard input,
+    while telling JSONL from one document)."""
+    from .jsonload import jsonl_blocks
 
-    pending: list[tuple[int, bytes | None]] = []
-    size = 0
-    numbered = itertools.chain(first_lines, ((n + offset, line) for n, line in jsonl_lines(stream, max_bytes)))
-    for lineno, line in numbered:
-        pending.append((lineno, line))
-        size += (len(line) if line is not None else max_bytes) + 1
-        if len(pending) >= BATCH_LINES or size >= batch_bytes:
-            yield Unit(source, lines=tuple(pending), size=size)
-            pending, size = [], 0
-    if pending:
-        yield Unit(source, lines=tuple(pending), size=size)
+    if first_lines:
+        yield Unit(source, lines=tuple(first_lines), size=sum(len(line) + 1 for _, line in first_lines))
+    for first, block in jsonl_blocks(stream, max_bytes, batch_bytes):
+        if block is None:
+            yield Unit(source, lines=((first + offset, None),), size=max_bytes + 1)
+        else:
+            yield Unit(source, block=block, first_line=first + offset, size=len(block))
 
 
 def _stdin_units(max_bytes: int, batch_bytes: int) -> Iterator[Unit]:
@@ -283,6 +287,10 @@ def _init_worker(settings: dict) -> None:
 def _run_unit(unit: Unit, validator=None, kind=None) -> list:
     if validator is None:
         validator, kind = _WORKER
+    if unit.block is not None:
+        from .jsonload import block_lines
+
+        return [validator.validate_line(line, kind, f"{unit.source}:{lineno}") for lineno, line in block_lines(unit.block, unit.first_line)]
     if unit.lines:
         return [validator.validate_line(line, kind, f"{unit.source}:{lineno}") for lineno, line in unit.lines]
     if unit.data is not None:
@@ -376,7 +384,7 @@ def _validate_units(units: Iterator[Unit], validator, kind, settings, jobs: int,
             progress.start()
         reports: list = []
         for unit in units:
-            if progress and unit.lines == ():
+            if progress and unit.whole_input:
                 progress.working_on(unit.source, unit.size)
             batch = _run_unit(unit, validator, kind)
             reports.extend(batch)

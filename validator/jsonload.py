@@ -846,11 +846,85 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")  # newline-delimited JSON: one payload pe
 def jsonl_lines(stream: BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[tuple[int, bytes | None]]:
     """``(line number, line)`` per non-blank line of a binary JSONL stream, the line ending removed;
     ``None`` for a line longer than ``max_bytes``, which is skipped without being held in memory."""
-    for lineno, line in enumerate(_bounded_lines(stream, max_bytes), 1):
-        if line is _TOO_LONG:
+    for first, block in jsonl_blocks(stream, max_bytes):
+        if block is None:
+            yield first, None
+        else:
+            yield from block_lines(block, first)
+
+
+JSONL_BLOCK_BYTES = 256 * 1024
+
+
+def jsonl_blocks(
+    stream: BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES, block_bytes: int = JSONL_BLOCK_BYTES
+) -> Iterator[tuple[int, bytes | None]]:
+    """A binary JSONL stream cut at line ends: ``(number of the block's first line, whole lines)``, about
+    ``block_bytes`` at a time, for :func:`block_lines` to split (in a worker process, for one: the reader
+    then never handles a line on its own); ``(line number, None)`` for a line longer than ``max_bytes``
+    (exactly the lines :func:`_bounded_lines` refuses), skipped without being held in memory."""
+    limit = max_bytes + 2  # room for "\r\n"
+    lineno = 1
+    while True:
+        chunk = stream.read(block_bytes)
+        if not chunk:
+            return
+        end = chunk.rfind(b"\n") + 1
+        block, rest = chunk[:end], chunk[end:]
+        lines = chunk.count(b"\n", 0, end)
+        over_long = False
+        if rest:  # a line the chunk cuts: its end read at once (a long line is not copied piece by piece)
+            if len(rest) < limit:
+                rest += stream.readline(limit - len(rest))
+            # With "\n" it is whole (at most limit bytes); without, the last line of all if shorter than limit.
+            over_long = not rest.endswith(b"\n") and len(rest) >= limit
+            if not over_long:
+                block += rest
+                lines += 1
+        if block:
+            yield from _split_over_long(block, lineno, limit)
+        lineno += lines
+        if over_long:
             yield lineno, None
-            continue
-        line = line.rstrip(b"\r\n")
+            lineno += 1
+            while True:  # the rest of the line, discarded in bounded chunks
+                skipped = stream.readline(1 << 20)
+                if not skipped:
+                    return
+                if skipped.endswith(b"\n"):
+                    break
+
+
+def _split_over_long(whole: bytes, lineno: int, limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """``whole`` (lines, each ending in "\n") as :func:`jsonl_blocks` yields it: the lines longer than
+    ``limit`` with their "\n" taken out as ``None``."""
+    if len(whole) <= limit:  # the common case: no line in it can be too long
+        yield lineno, whole
+        return
+    start = run = 0
+    first = lineno
+    while start < len(whole):
+        end = whole.find(b"\n", start) + 1 or len(whole)  # the last line of all may have no "\n"
+        if end - start > limit:
+            if run < start:
+                yield first, whole[run:start]
+            yield lineno, None
+            run, first = end, lineno + 1
+        start = end
+        lineno += 1
+    if run < len(whole):
+        yield first, whole[run:]
+
+
+def block_lines(block: bytes, first: int) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` per non-blank line of a block of :func:`jsonl_blocks`, the line ending removed."""
+    lines = block.split(b"\n")
+    if block.endswith(b"\n"):
+        lines.pop()  # the empty text after the last line's end
+    crlf = b"\r" in block
+    for lineno, line in enumerate(lines, first):
+        if crlf:
+            line = line.rstrip(b"\r")
         if line.strip(b" \t\r"):
             yield lineno, line
 
