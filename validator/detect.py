@@ -146,8 +146,7 @@ def detect_kind(spec: Spec, payload: Any) -> Detection:
     """The kind a payload is meant to be (see the module docstring)."""
     exact = _exact_fits(spec, payload)
     if len(exact) == 1:  # one kind fits: valid or not, it is the one (its checks come next)
-        chosen = exact[0].kind.name
-        return Detection(chosen, (chosen,), f"checked as {chosen} (detected)")
+        return _detected(spec, exact[0].kind.name)
     if exact:
         valid = [e for e in exact if checker_for(spec, e.kind.schema_name).is_valid(payload)]
         pool = valid or exact
@@ -184,12 +183,8 @@ def _exact_fits(spec: Spec, payload: Any) -> list[KindShapes]:
     """The kinds whose shape the payload fits exactly (rule 1 of the module docstring), in kind_shapes order."""
     exact: list[KindShapes] = []
     if isinstance(payload, dict):
-        keys = frozenset(payload)
-        objects, _ = _indexed_shapes(spec)
-        # Only shapes declaring one of the keys can fit (all of them when there is no key).
-        pool = objects.get(next(iter(keys)), ()) if keys else objects[None]
-        for entry, shape in pool:
-            if shape.required <= keys and keys <= shape.properties and not shape.nested_missing(payload):
+        for entry, shape in _fitting_keys(spec, frozenset(payload)):
+            if not shape.nested_missing(payload):
                 if not (exact and exact[-1] is entry):
                     exact.append(entry)
     elif isinstance(payload, list):
@@ -205,6 +200,35 @@ def kind_by_keys(spec: Spec, payload: dict) -> str | None:
     :func:`detect_kind` then reads no value but those of objects one level down), else None."""
     exact = _exact_fits(spec, payload)
     return exact[0].kind.name if len(exact) == 1 else None
+
+
+# Top-level key sets remembered with the shapes they fit: a batch of payloads of one kind has a few key sets.
+# Key sets come from the input: at most this many are kept, of at most FIT_CACHE_KEYS keys each.
+FIT_CACHE_SIZE, FIT_CACHE_KEYS = 256, 64
+
+
+def _fitting_keys(spec: Spec, keys: frozenset) -> tuple:
+    """The (kind, shape) pairs whose declared and required properties an object with ``keys`` fits,
+    in kind_shapes order (what is left to test is one level down, which depends on the values)."""
+    cache = spec._cache.setdefault("detect_fit", {})
+    found = cache.get(keys)
+    if found is None:
+        objects, _ = _indexed_shapes(spec)
+        # Only shapes declaring one of the keys can fit (all of them when there is no key).
+        pool = objects.get(next(iter(keys)), ()) if keys else objects[None]
+        found = tuple((entry, shape) for entry, shape in pool if shape.required <= keys and keys <= shape.properties)
+        if len(cache) < FIT_CACHE_SIZE and len(keys) <= FIT_CACHE_KEYS:
+            cache[keys] = found
+    return found
+
+
+def _detected(spec: Spec, kind: str) -> Detection:
+    """The detection of a kind that fits alone: one per kind (a frozen value), not one per payload."""
+    cache = spec._cache.setdefault("detected", {})
+    found = cache.get(kind)
+    if found is None:
+        found = cache[kind] = Detection(kind, (kind,), f"checked as {kind} (detected)")
+    return found
 
 
 def _score(entry: KindShapes, payload: Any) -> _Score | None:

@@ -131,3 +131,19 @@ def test_detection_accuracy_one_mistake_from_every_spec_example():
 def test_misspellings_are_one_typo_away():
     tool = _accuracy_tool()
     assert tool.misspellings("creditorName") == [("left out", "creditrName"), ("swapped", "crediotrName")]
+
+
+def test_remembered_key_sets_still_read_the_nested_objects_each_time():
+    # Same top-level keys, different objects one level down: the remembered fit must not decide alone.
+    for _ in range(2):
+        assert detect_kind(SPEC, {"_links": LINKS}).kind == "sca-redirect"
+        assert detect_kind(SPEC, {"_links": {"startAuthorisation": {"href": "/v1/x"}}}).kind != "sca-redirect"
+
+
+def test_remembered_key_sets_are_bounded():
+    from validator import detect
+
+    for n in range(detect.FIT_CACHE_SIZE + 50):  # key sets from the input: each distinct
+        detect_kind(SPEC, {f"unknown{n}": 1, "creditorName": "x"})
+    assert len(SPEC._cache["detect_fit"]) <= detect.FIT_CACHE_SIZE
+    assert detect_kind(SPEC, spec_example(SPEC, SEPA)).kind == "sepa-credit-transfer"  # still right once full

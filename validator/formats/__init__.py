@@ -175,6 +175,9 @@ def summarize(reports: Sequence[Report]) -> dict:
     by_rule: dict[str, int] = {}
     errors = warnings = valid = 0
     for report in reports:
+        if not report.findings:  # most inputs of a large batch: nothing to count but the input
+            valid += 1
+            continue
         if report.valid:
             valid += 1
         for finding in report.findings:

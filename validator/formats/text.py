@@ -100,8 +100,10 @@ def note_line(report: Report, *, color: bool = False) -> str | None:
     """``source: note checked as KIND (detected)`` or ``source: note kind is ambiguous (candidates:
     a, b); checked as a``; None when the kind was given. A valid JSONL line gets no note: a batch
     prints a line per finding, not per input."""
+    if not report.findings and not report.candidates and split_source(report.source).line is not None:
+        return None  # tested first: most lines of a large batch are valid
     note = kind_note(report)
-    if note is None or (not report.findings and not report.candidates and split_source(report.source).line is not None):
+    if note is None:
         return None
     return f"{oneline(report.source)}: {_severity('note', color)} {oneline(note)}"
 
