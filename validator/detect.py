@@ -53,6 +53,14 @@ class Shape:
     def fits(self, payload: dict, keys) -> bool:
         return keys <= self.properties and self.required <= keys and not self.nested_missing(payload)
 
+    def nested_complete(self, payload: dict) -> bool:
+        """``not nested_missing(payload)``, without counting (run for every payload whose kind is detected)."""
+        for name, required in self.nested:
+            value = payload.get(name)
+            if isinstance(value, dict) and not value.keys() >= required:
+                return False
+        return True
+
     def nested_missing(self, payload: dict) -> int:
         return sum(
             len(required - value.keys())
@@ -184,7 +192,7 @@ def _exact_fits(spec: Spec, payload: Any) -> list[KindShapes]:
     exact: list[KindShapes] = []
     if isinstance(payload, dict):
         for entry, shape in _fitting_keys(spec, frozenset(payload)):
-            if not shape.nested_missing(payload):
+            if shape.nested_complete(payload):
                 if not (exact and exact[-1] is entry):
                     exact.append(entry)
     elif isinstance(payload, list):
@@ -210,7 +218,9 @@ FIT_CACHE_SIZE, FIT_CACHE_KEYS = 256, 64
 def _fitting_keys(spec: Spec, keys: frozenset) -> tuple:
     """The (kind, shape) pairs whose declared and required properties an object with ``keys`` fits,
     in kind_shapes order (what is left to test is one level down, which depends on the values)."""
-    cache = spec._cache.setdefault("detect_fit", {})
+    cache = spec._cache.get("detect_fit")
+    if cache is None:
+        cache = spec._cache["detect_fit"] = {}
     found = cache.get(keys)
     if found is None:
         objects, _ = _indexed_shapes(spec)
@@ -224,10 +234,10 @@ def _fitting_keys(spec: Spec, keys: frozenset) -> tuple:
 
 def _detected(spec: Spec, kind: str) -> Detection:
     """The detection of a kind that fits alone: one per kind (a frozen value), not one per payload."""
-    cache = spec._cache.setdefault("detected", {})
-    found = cache.get(kind)
+    key = ("detected", kind)
+    found = spec._cache.get(key)
     if found is None:
-        found = cache[kind] = Detection(kind, (kind,), f"checked as {kind} (detected)")
+        found = spec._cache[key] = Detection(kind, (kind,), f"checked as {kind} (detected)")
     return found
 
 

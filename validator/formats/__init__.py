@@ -51,6 +51,7 @@ __all__ = [
     "split_source",
     "display_pointer",
     "kind_note",
+    "has_line",
 ]
 
 FORMATS = ("text", "json", "junit", "sarif", "github")
@@ -168,6 +169,11 @@ def split_source(source: str) -> Origin:
     if path in STDIN_SOURCES:
         return Origin(None, line)
     return Origin(path, line)
+
+
+def has_line(source: str) -> bool:
+    """``split_source(source).line is not None`` (a JSONL line's report), without building the Origin."""
+    return _LINE_SUFFIX.match(source) is not None
 
 
 def summarize(reports: Sequence[Report]) -> dict:

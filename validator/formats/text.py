@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 from validator.findings import ERROR, WARNING, Finding, Report
 
-from . import RuleInfo, code_label, display_pointer, kind_note, split_source, summarize, summary_line
+from . import RuleInfo, code_label, display_pointer, has_line, kind_note, split_source, summarize, summary_line
 
 _RESET = "\x1b[0m"
 _COLORS = {ERROR: "\x1b[1;31m", WARNING: "\x1b[33m", "note": "\x1b[36m"}
@@ -100,7 +100,7 @@ def note_line(report: Report, *, color: bool = False) -> str | None:
     """``source: note checked as KIND (detected)`` or ``source: note kind is ambiguous (candidates:
     a, b); checked as a``; None when the kind was given. A valid JSONL line gets no note: a batch
     prints a line per finding, not per input."""
-    if not report.findings and not report.candidates and split_source(report.source).line is not None:
+    if not report.findings and not report.candidates and has_line(report.source):
         return None  # tested first: most lines of a large batch are valid
     note = kind_note(report)
     if note is None:
@@ -118,6 +118,8 @@ def render(
 ) -> str:
     lines: list[str] = []
     for report in reports:
+        if not report.findings and not report.candidates and has_line(report.source):
+            continue  # a valid JSONL line prints nothing (see note_line); most lines of a large batch
         note = None if quiet else note_line(report, color=color)
         if note:
             lines.append(note)
