@@ -20,7 +20,7 @@ from validator.request.build import build_request
 from validator.request.message import HttpRequest
 from validator.request.parse import parse_envelope, parse_http
 from validator.request.resolve import resolve_operation
-from validator.request.shape import REQUEST_KIND, looks_like_envelope
+from validator.request.shape import REQUEST_KIND, looks_like_envelope, looks_like_http
 from validator.request.sign import RequestError, keygen, sign_envelope
 from validator.signing import SIGNATURE_RULES, generate_test_identity
 from validator.spec import SpecError, as_tuple, load_spec
@@ -659,3 +659,12 @@ def test_every_operation_built_and_signed_from_the_spec_is_clean(identity, op):
     """The lifecycle operations (A23-A32) included: what the spec documents, signed, has no finding."""
     report = check(signed(identity, op))
     assert report.findings == [], [(f.rule, f.pointer, f.message) for f in report.findings]
+
+
+def test_a_request_line_is_looked_for_in_the_first_8_kib_only():
+    line = b"POST /v1/payments/sepa-credit-transfers HTTP/1.1\r\n"
+    assert looks_like_http(line) and looks_like_http(bytearray(b"\r\n" + line))
+    assert looks_like_http(b"GET /" + b"a" * (8192 - 6) + b"\n")  # its "\n" is the 8,192nd byte
+    assert not looks_like_http(b"GET /" + b"a" * (8192 - 5) + b"\n")  # one byte more
+    assert not looks_like_http(b'{"method": "POST"}\n')
+    assert not looks_like_envelope({"method": "POST", "path": "/v1/x"}) and looks_like_envelope({"method": "POST", "path": "/v1/x", "headers": {}})
