@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -210,7 +211,7 @@ def bench_signed(gen: Payloads, runs: int, per_run: int) -> dict:
     import base64
     import datetime as dt
 
-    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import padding
 
     from validator.request.build import build_request
@@ -220,15 +221,22 @@ def bench_signed(gen: Payloads, runs: int, per_run: int) -> dict:
 
     now = dt.datetime(2026, 7, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
     key, cert = generate_test_identity(not_before=now - dt.timedelta(days=30), not_after=now + dt.timedelta(days=300))
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
     validator = Validator(spec=gen.spec, now=now, today=gen.spec.example_today)
     public_key = cert.public_key()
 
+    rng = gen.random
+
+    def distinct_id() -> str:
+        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
     def envelope():
-        env = build_request(gen.spec, "createSepaCreditTransfer")
-        env["body"] = json.dumps(gen.sepa())
-        signed = sign_envelope(env, key_pem, cert_pem, now=now)
+        # What differs between a TPP's requests differs here too (request and session ids, the PSU and its
+        # address), so no check can be flattered by a value repeated across the inputs; the key and certificate
+        # go in loaded (parsing a PEM key checks it, tens of ms, and would dominate the set-up).
+        env = build_request(gen.spec, "createSepaCreditTransfer", body=json.dumps(gen.sepa()), headers={
+            "X-Request-ID": distinct_id(), "TPP-Session-ID": distinct_id(), "PSU-ID": distinct_id(),
+            "PSU-IP-Address": f"198.51.100.{rng.randrange(1, 255)}"})
+        signed = sign_envelope(env, key, cert, now=now, spec=gen.spec)
         headers = list(signed["headers"].items())
         params = parse_signature(signed["headers"]["Signature"])
         message = build_signing_string(signed["method"], signed["path"], params.headers, header_index(headers)).encode()
