@@ -66,9 +66,22 @@ def _body_kind(spec: Spec, op: Operation) -> str | None:
     return None
 
 
+def _body_plan(spec: Spec, op: Operation) -> tuple[Any, str | None]:
+    """The operation's request body (dereferenced) and the kind its body is checked as; worked out once per spec
+    and operation (cached on the spec, which holds both)."""
+    plans = spec._cache.setdefault("request-body-plans", {})
+    found = plans.get(id(op))
+    if found is not None and found[0] is op:
+        return found[1], found[2]
+    raw_body = spec.deref(op.raw.get("requestBody")) if op.raw.get("requestBody") else None
+    kind = _body_kind(spec, op) if raw_body else None
+    plans[id(op)] = (op, raw_body, kind)
+    return raw_body, kind
+
+
 def _check_body(v: PayloadEngine, op: Operation, req: HttpRequest, out: Problems, source: str) -> list[Finding]:
     """Body findings (already Findings, from the validator of the body's kind), pointers under /body."""
-    raw_body = v.spec.deref(op.raw.get("requestBody")) if op.raw.get("requestBody") else None
+    raw_body, kind = _body_plan(v.spec, op)
     if not raw_body:
         if req.has_body:
             out.add(BODY_NOT_ACCEPTED, "/body", f"{op.operation_id} takes no body; the body is ignored", WARNING)
@@ -77,14 +90,13 @@ def _check_body(v: PayloadEngine, op: Operation, req: HttpRequest, out: Problems
         if raw_body.get("required"):
             out.add(BODY_REQUIRED, "/body", f"{op.operation_id} requires a JSON body ({op.request_schema_ref.rsplit('/', 1)[1] if op.request_schema_ref else 'application/json'})")
         return []
-    kind = _body_kind(v.spec, op)
     if kind is None:
         return []
     if req.body_is_exact:
         report = v._from_loaded(load_json_bytes(req.body or b"", max_bytes=v.max_bytes), kind, source)
     else:
         report = v.validate(req.body_value, kind, source=source)
-    return [dataclasses.replace(f, pointer="/body" + f.pointer) for f in report.findings]
+    return [dataclasses.replace(f, pointer="/body" + f.pointer) for f in report.findings] if report.findings else []
 
 
 def _clock(v: PayloadEngine, req: HttpRequest) -> _dt.datetime:

@@ -4,13 +4,13 @@ PSU, and headers the operation does not accept. Digest, Signature and TPP-Signat
 signature verifier."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..findings import WARNING
 from ..schema import FORMAT_CHECKS
 from ..schema import short_value as _short
 from ..spec import Operation, Parameter, Spec, as_tuple
-from .message import HttpRequest, Problems, header_pointer
+from .message import HttpRequest, Problems, RequestProblem, header_pointer
 from .parameters import ParameterSchema, owned_by_verifier, parameter_validator, schema_problem
 
 HEADER_REQUIRED = "header-required"
@@ -38,15 +38,21 @@ LIST_HEADERS = frozenset({
     "psu-accept", "psu-accept-charset", "psu-accept-encoding", "psu-accept-language", "digest",
 })
 MAX_HEADER_LENGTH = 8192  # the verifier's default; longer values are reported by it (header-oversized)
+# What a header value's check found is kept per declared header: most values recur on every request of a TPP
+# (X-Accept-Fix, TPP-Redirect-URI, PSU-IP-Address, PSU-ID, ...). Bounded, since the validator lives in servers:
+# values up to this length, this many per header, all dropped when full.
+_REMEMBERED_VALUE_LENGTH = 256
+_REMEMBERED_VALUES = 256
 
 
 def _is_list_header(param: Parameter | None, lname: str) -> bool:
     return lname in LIST_HEADERS or (param is not None and bool(param.raw.get("x-code-set")))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _HeaderCheck:
-    """What the check of one declared header needs, worked out once per operation."""
+    """What the check of one declared header needs, worked out once per operation, and what its check found for
+    the values met so far (a pure function of the operation, the header and the value)."""
 
     param: Parameter
     key: str
@@ -56,6 +62,7 @@ class _HeaderCheck:
     schema: ParameterSchema
     recommended: str | None
     code_set: str | None
+    found: dict[str, tuple[RequestProblem, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +72,8 @@ class _HeaderPlan:
     declared: dict[str, Parameter]
     quiet: frozenset[str]  # declared, framing and signing-only headers: never "not accepted"
     content: dict[str, tuple[str, dict]]
+    positions: dict[str, tuple[int, ...]]  # header key -> its checks' places in ``checks``
+    required: tuple[int, ...]  # places of the checks that report an absent header (required, not the verifier's)
 
 
 def _plan(spec: Spec, op: Operation) -> _HeaderPlan:
@@ -82,9 +91,13 @@ def _plan(spec: Spec, op: Operation) -> _HeaderPlan:
         checks.append(_HeaderCheck(p, p.key, p.required, owned_by_verifier(p), _is_list_header(p, p.key), schema,
                                    recommended, code_set))
     declared = {c.key: c.param for c in checks}
+    positions: dict[str, tuple[int, ...]] = {}
+    for i, c in enumerate(checks):
+        positions[c.key] = positions.get(c.key, ()) + (i,)
     plan = plans[id(op)] = _HeaderPlan(
         op, tuple(checks), declared, frozenset(declared) | FRAMING_HEADERS | _signing_only_headers(spec),
-        {name.lower(): (name, meta or {}) for name, meta in op.content_headers.items()})
+        {name.lower(): (name, meta or {}) for name, meta in op.content_headers.items()}, positions,
+        tuple(i for i, c in enumerate(checks) if c.required and not c.owned_by_verifier))
     return plan
 
 
@@ -98,12 +111,18 @@ def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems, ma
             index[lname] = [value]
         else:
             values.append(value)
-    for check in plan.checks:
+    # The declared headers the request carries and the required ones it lacks, in declaration order: the same
+    # problems, in the same order, as walking every declared header, without visiting the many absent optional ones.
+    checks, positions = plan.checks, plan.positions
+    places = [i for key in index if key in positions for i in positions[key]]
+    places.extend(i for i in plan.required if checks[i].key not in index)
+    places.sort()
+    for i in places:
+        check = checks[i]
         values = index.get(check.key)
         if not values:
-            if check.required and not check.owned_by_verifier:
-                out.add(HEADER_REQUIRED, header_pointer(check.param.name),
-                        f"{check.param.name} is required for {op.operation_id} but absent")
+            out.add(HEADER_REQUIRED, header_pointer(check.param.name),
+                    f"{check.param.name} is required for {op.operation_id} but absent")
             continue
         if check.owned_by_verifier:
             continue  # presence, format and repeats: the signature verifier (A8)
@@ -113,7 +132,16 @@ def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems, ma
         if any(len(v) > max_length for v in values):
             continue  # header-oversized (verifier); not parsed further
         for value in ([", ".join(values)] if check.listed else values):
-            _check_header_value(spec, op, check, value, out)
+            found = check.found.get(value)
+            if found is None:
+                checked = Problems()
+                _check_header_value(spec, op, check, value, checked)
+                found = tuple(checked.problems)
+                if len(value) <= _REMEMBERED_VALUE_LENGTH:
+                    if len(check.found) >= _REMEMBERED_VALUES:
+                        check.found.clear()
+                    check.found[value] = found
+            out.problems.extend(found)
     # A7: a corporate PSU needs PSU-Corporate-ID
     declared = plan.declared
     if CORPORATE_ID_HEADER in declared and CORPORATE_ID_HEADER not in index \

@@ -27,16 +27,59 @@ _CTL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _VERSION_RE = re.compile(r"HTTP/1\.[01]\Z")
 _ABSOLUTE_RE = re.compile(r"https?://", re.I)
 
+# Texts already found to be HTTP tokens (header names, methods) and long header values already found to be printable
+# ASCII (a certificate): a client sends the same ones on every request, and a set lookup costs a fraction of a regex
+# match or of a scan character by character. Bounded, as the validator runs in servers: emptied when full.
+_KNOWN_TOKENS: set[str] = set()
+_KNOWN_PRINTABLE: set[str] = set()
+_KNOWN_BOUND = 256
+_TOKEN_REMEMBERED_UP_TO = 128  # characters
+_PRINTABLE_REMEMBERED = (256, 8192)  # shorter values are scanned each time (cheap); longer ones are not kept
+
+
+def _is_token(text: str) -> bool:
+    """``text`` is an HTTP token (RFC 9110 §5.6.2)."""
+    if type(text) is not str:
+        return _TOKEN_RE.match(text) is not None
+    if text in _KNOWN_TOKENS:
+        return True
+    if _TOKEN_RE.match(text) is None:
+        return False
+    if len(text) <= _TOKEN_REMEMBERED_UP_TO:
+        if len(_KNOWN_TOKENS) >= _KNOWN_BOUND:
+            _KNOWN_TOKENS.clear()
+        _KNOWN_TOKENS.add(text)
+    return True
+
+
+def _is_printable_ascii(value: str) -> bool:
+    """``value`` is ASCII without control characters."""
+    if not value.isascii():
+        return False
+    shortest, longest = _PRINTABLE_REMEMBERED
+    if len(value) < shortest or type(value) is not str:
+        return value.isprintable()
+    if value in _KNOWN_PRINTABLE:
+        return True
+    if not value.isprintable():
+        return False
+    if len(value) <= longest:
+        if len(_KNOWN_PRINTABLE) >= _KNOWN_BOUND:
+            _KNOWN_PRINTABLE.clear()
+        _KNOWN_PRINTABLE.add(value)
+    return True
+
 
 def _split_target(target: str, problems: list[RequestProblem]) -> tuple[str, str, list[tuple[str, str]]] | None:
     """(target as signed, path, decoded query) or None when the target is unusable."""
     if not target:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/path", "the path is empty"))
         return None
-    if _CTL_RE.search(target) or " " in target or "\t" in target:
+    # ASCII text is printable exactly when it holds no control character (tab included)
+    if (not target.isprintable() if target.isascii() else _CTL_RE.search(target) or "\t" in target) or " " in target:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/path", f"the path {_short(target)} contains white space or control characters"))
         return None
-    if _ABSOLUTE_RE.match(target):
+    if target[:1] != "/" and _ABSOLUTE_RE.match(target):
         try:
             parts = urlsplit(target)
         except ValueError as exc:
@@ -61,9 +104,9 @@ def _split_target(target: str, problems: list[RequestProblem]) -> tuple[str, str
 
 def _check_header(name: str, value: str, problems: list[RequestProblem]) -> bool:
     """Report a malformed header name or value; False when the header must be dropped (unusable name)."""
-    if _TOKEN_RE.match(name) and value.isascii() and value.isprintable():
+    if _is_token(name) and _is_printable_ascii(value):
         return True  # the common case, decided without scanning for each defect in turn
-    if not _TOKEN_RE.match(name):
+    if not _is_token(name):
         problems.append(RequestProblem(HEADER_MALFORMED, header_pointer(name), f"header name {_short(name)} is not an HTTP token (RFC 9110 §5.1)"))
         return False
     if _CTL_RE.search(value):
@@ -91,7 +134,7 @@ def parse_envelope(envelope: Any) -> Parsed:
         if key not in ENVELOPE_KEYS:
             problems.append(RequestProblem(REQUEST_MALFORMED, "/" + escape_pointer_token(str(key)), f"unknown envelope member {_short(key)} ignored (known: {', '.join(ENVELOPE_KEYS)})", WARNING))
     method = envelope.get("method")
-    if not isinstance(method, str) or not _TOKEN_RE.match(method):
+    if not isinstance(method, str) or not _is_token(method):
         problems.append(RequestProblem(REQUEST_MALFORMED, "/method", f"method must be an HTTP method token such as POST, got {_short(method)}"))
         method = None
     path = envelope.get("path")
@@ -183,7 +226,7 @@ def parse_http(data: bytes, *, max_bytes: int | None = None) -> Parsed:
     else:
         method, target = parts[0], parts[1]
         version = parts[2] if len(parts) == 3 else None
-        if not _TOKEN_RE.match(method):
+        if not _is_token(method):
             problems.append(RequestProblem(REQUEST_MALFORMED, "/method", f"method {_short(method)} is not an HTTP token"))
             method = None
         if version is not None and not _VERSION_RE.match(version):

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..findings import WARNING
 from ..schema import short_value as _short
-from ..spec import Operation, Spec
+from ..spec import Operation, Parameter, Spec
 from .message import HttpRequest, Problems, query_pointer
 from .parameters import inline_refs, parameter_validator, schema_problem
 
@@ -42,8 +42,19 @@ def _coerce_query(value: str, schema: dict) -> tuple[Any, str | None]:
     return value, None
 
 
+def _declared(spec: Spec, op: Operation) -> dict[str, Parameter]:
+    """The operation's query parameters by name, once per spec and operation (cached on the spec)."""
+    cache = spec._cache.setdefault("request-query-parameters", {})
+    found = cache.get(id(op))
+    if found is None or found[0] is not op:
+        found = cache[id(op)] = (op, {p.name: p for p in op.query_parameters})
+    return found[1]
+
+
 def check_query(spec: Spec, op: Operation, req: HttpRequest, out: Problems) -> None:
-    params = {p.name: p for p in op.query_parameters}
+    params = _declared(spec, op)
+    if not req.query and not params:
+        return  # nothing sent, nothing declared (most operations): nothing to report
     seen: dict[str, list[str]] = {}
     for name, value in req.query:
         seen.setdefault(name, []).append(value)

@@ -7,11 +7,14 @@ import base64
 import binascii
 import datetime as _dt
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+
+from .keyid import name_rdns
 
 MIN_RSA_BITS = 2048
 _ARMOUR_RE = re.compile(r"-----(BEGIN|END) [A-Z0-9 ]+-----")
@@ -36,8 +39,24 @@ def decode_certificate_text(value: str) -> bytes:
         raise CertificateError("the certificate value is not valid Base64") from None
 
 
+@dataclass(frozen=True, slots=True)
+class CertificateFacts:
+    """A parsed TPP-Signature-Certificate and what every verification reads of it, read once: cryptography
+    builds new Python objects on each read of a certificate's key, dates and issuer name."""
+
+    certificate: x509.Certificate
+    key_problem: str | None                 # why the key is unacceptable (:func:`key_problem`)
+    public_key: rsa.RSAPublicKey | None     # the key when it is acceptable
+    not_before: _dt.datetime
+    not_after: _dt.datetime
+    issuer_rdns: tuple | None               # :func:`validator.signing.keyid.name_rdns` of the issuer (None: unreadable)
+
+
 @lru_cache(maxsize=256)
-def _parse_cached(value: str) -> x509.Certificate:
+def certificate_facts(value: str) -> CertificateFacts:
+    """Parse a TPP-Signature-Certificate value; raises :class:`CertificateError`. Results are cached by the
+    header's exact text (parsing is pure and a certificate immutable; a TPP sends the same one on every request):
+    at most 256 values, the least recently used dropped first, and a value that fails is parsed again each time."""
     der = decode_certificate_text(value)
     try:
         cert = x509.load_der_x509_certificate(der)
@@ -45,12 +64,18 @@ def _parse_cached(value: str) -> x509.Certificate:
         cert.issuer                # likewise for the issuer name
     except Exception as exc:       # cryptography raises ValueError and a few others on garbage
         raise CertificateError(f"the decoded bytes are not a DER X.509 certificate ({exc})") from None
-    return cert
+    problem = key_problem(cert)
+    try:
+        issuer = name_rdns(cert.issuer)
+    except Exception:  # noqa: BLE001 - the verifier reads the issuer itself then, failing where it always did
+        issuer = None
+    return CertificateFacts(cert, problem, None if problem else cert.public_key(), cert.not_valid_before_utc,
+                            cert.not_valid_after_utc, issuer)
 
 
 def parse_certificate_header(value: str) -> x509.Certificate:
     """Parse a TPP-Signature-Certificate value. Results are cached by value (certificates are immutable)."""
-    return _parse_cached(value)
+    return certificate_facts(value).certificate
 
 
 def load_certificate(data) -> x509.Certificate:
@@ -99,9 +124,14 @@ def key_problem(cert: x509.Certificate) -> str | None:
 
 def validity_problem(cert: x509.Certificate, at: _dt.datetime) -> tuple[str, str] | None:
     """``("expired"|"not-yet-valid", message)`` when ``at`` lies outside the validity period, else ``None``."""
+    return validity_period_problem(cert.not_valid_before_utc, cert.not_valid_after_utc, at)
+
+
+def validity_period_problem(not_before: _dt.datetime, not_after: _dt.datetime,
+                            at: _dt.datetime) -> tuple[str, str] | None:
+    """:func:`validity_problem` for a certificate's validity period (``not_before``, ``not_after``, UTC)."""
     if at.tzinfo is None:
         at = at.replace(tzinfo=_dt.timezone.utc)
-    not_before, not_after = cert.not_valid_before_utc, cert.not_valid_after_utc
     if at > not_after:
         return "expired", (f"the certificate expired at {not_after.isoformat()} "
                            f"(checked at {at.astimezone(_dt.timezone.utc).isoformat()})")

@@ -209,7 +209,11 @@ def name_rdns(name: x509.Name) -> tuple[RDN, ...]:
 
 
 def issuer_matches(key_id: KeyId, cert: x509.Certificate) -> bool:
-    cert_rdns = name_rdns(cert.issuer)
+    return issuer_rdns_match(key_id, name_rdns(cert.issuer))
+
+
+def issuer_rdns_match(key_id: KeyId, cert_rdns: tuple[RDN, ...]) -> bool:
+    """:func:`issuer_matches` for a certificate issuer already read as RDNs (:func:`name_rdns`)."""
     return key_id.issuer == cert_rdns or key_id.issuer == tuple(reversed(cert_rdns))
 
 

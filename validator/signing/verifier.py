@@ -10,20 +10,21 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as _dt
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives.asymmetric import padding
 
 from ..findings import ERROR, Finding, escape_pointer_token
 from .cavage import (SignableRequest, SignatureFormatError, SigningStringError, build_signing_string,
                      parse_signature)
-from .certificate import CertificateError, key_problem, parse_certificate_header, validity_problem
+from .certificate import CertificateError, certificate_facts, validity_period_problem
 from .digest import check_digest
-from .keyid import KeyIdError, issuer_matches, parse_key_id
+from .keyid import KeyIdError, issuer_matches, issuer_rdns_match, parse_key_id
 from .rules import PROFILE_SIGNED_HEADERS, SIGNATURE_RULES
 
 
@@ -57,6 +58,16 @@ def _whole_seconds(span: _dt.timedelta) -> _dt.timedelta:
 
 
 def parse_imf_fixdate(value: str) -> _dt.datetime:
+    if type(value) is str and len(value) <= _IMF_CACHED_LENGTH:
+        return _parse_imf_fixdate_cached(value)
+    return _parse_imf_fixdate(value)
+
+
+# A Date has a resolution of one second: at any rate worth caching, many requests carry the same one.
+_IMF_CACHED_LENGTH = 64  # an IMF-fixdate is 29 characters; longer text is refused anyway, and not kept
+
+
+def _parse_imf_fixdate(value: str) -> _dt.datetime:
     m = _IMF_RE.match(value.strip(" \t"))
     if not m:
         raise ValueError(f"Date {value[:60]!r} is not an IMF-fixdate (e.g. 'Tue, 01 Jul 2025 12:00:00 GMT')")
@@ -65,6 +76,13 @@ def parse_imf_fixdate(value: str) -> _dt.datetime:
     if _WEEKDAYS[when.weekday()] != wd:
         raise ValueError(f"Date {value!r} names {wd} but that day is a {_WEEKDAYS[when.weekday()]}")
     return when
+
+
+# Parsing is pure and a datetime immutable; a text that is no IMF-fixdate raises again each time (never cached).
+_parse_imf_fixdate_cached = functools.lru_cache(maxsize=64)(_parse_imf_fixdate)
+# Stateless, so one of each serves every verification.
+_PKCS1V15 = padding.PKCS1v15()
+_SHA256 = hashes.SHA256()
 
 
 class _Collector:
@@ -88,9 +106,12 @@ def _as_text(x: Any) -> str:
 
 
 def _normalise_headers(headers: Any) -> list[tuple[str, str]]:
-    if type(headers) is list and all(type(h) is tuple and len(h) == 2 and type(h[0]) is str and type(h[1]) is str
-                                     for h in headers):
-        return headers  # already (name, value) text pairs, as the request check hands them
+    if type(headers) is list:
+        for h in headers:
+            if type(h) is not tuple or len(h) != 2 or type(h[0]) is not str or type(h[1]) is not str:
+                break
+        else:
+            return headers  # already (name, value) text pairs, as the request check hands them
     out = []
     try:
         items = list(headers or ())
@@ -208,7 +229,7 @@ def _verify(request: SignableRequest, options: VerifyOptions) -> list[Finding]:
             out.add("signature-malformed", "signature", str(exc))
 
     # --- Certificate ----------------------------------------------------------------------------------------
-    cert = None
+    cert = facts = None
     public_key = None
     cert_value, cert_ok = single("tpp-signature-certificate")
     if cert_value is None:
@@ -217,17 +238,18 @@ def _verify(request: SignableRequest, options: VerifyOptions) -> list[Finding]:
                     "TPP-Signature-Certificate is required on every operation but absent")
     else:
         try:
-            cert = parse_certificate_header(cert_value)
+            facts = certificate_facts(cert_value)
+            cert = facts.certificate
         except CertificateError as exc:
             out.add("certificate-invalid", "tpp-signature-certificate", str(exc))
-        if cert is not None:
-            problem = key_problem(cert)
+        if facts is not None:
+            problem = facts.key_problem
             if problem:
                 out.add("certificate-key-weak", "tpp-signature-certificate", problem)
             else:
-                public_key = cert.public_key()
+                public_key = facts.public_key
             at = options.now or date_time or _dt.datetime.now(_dt.timezone.utc)
-            validity = validity_problem(cert, at)
+            validity = validity_period_problem(facts.not_before, facts.not_after, at)
             if validity:
                 kind, message = validity
                 out.add("certificate-expired" if kind == "expired" else "certificate-not-yet-valid",
@@ -254,11 +276,12 @@ def _verify(request: SignableRequest, options: VerifyOptions) -> list[Finding]:
     except KeyIdError as exc:
         key_id = None
         out.add("signature-malformed", "signature", f"keyId {params.key_id[:120]!r}: {exc}")
-    if key_id is not None and cert is not None:
+    if key_id is not None and facts is not None:
         if key_id.serial != cert.serial_number:
             out.add("signature-keyid-mismatch", "signature",
                     f"keyId serial {key_id.serial:X} is not the certificate serial {cert.serial_number:X}")
-        if not issuer_matches(key_id, cert):
+        if not (issuer_rdns_match(key_id, facts.issuer_rdns) if facts.issuer_rdns is not None
+                else issuer_matches(key_id, cert)):
             out.add("signature-keyid-mismatch", "signature",
                     f"keyId issuer {key_id.issuer_text[:200]!r} is not the certificate issuer "
                     f"{cert.issuer.rfc4514_string()!r}")
@@ -278,14 +301,13 @@ def _verify(request: SignableRequest, options: VerifyOptions) -> list[Finding]:
         return out.findings
     if public_key is None or not algorithm_ok or signed_oversized:
         return out.findings
-    assert isinstance(public_key, rsa.RSAPublicKey)
     expected_len = (public_key.key_size + 7) // 8
     if len(signature) != expected_len:
         out.add("signature-invalid", "signature",
                 f"the signature is {len(signature)} bytes, the {public_key.key_size}-bit key needs {expected_len}")
         return out.findings
     try:
-        public_key.verify(signature, signing_string.encode("utf-8"), padding.PKCS1v15(), hashes.SHA256())
+        public_key.verify(signature, signing_string.encode("utf-8"), _PKCS1V15, _SHA256)
     except InvalidSignature:
         out.add("signature-invalid", "signature",
                 "the RSA-SHA256 signature does not verify with the certificate key over the signing string of "
