@@ -37,6 +37,13 @@ _TOKEN_REMEMBERED_UP_TO = 128  # characters
 _PRINTABLE_REMEMBERED = (256, 8192)  # shorter values are scanned each time (cheap); longer ones are not kept
 
 
+def _remember(known: set[str], text: str, up_to: int) -> None:
+    if len(text) <= up_to:
+        if len(known) >= _KNOWN_BOUND:
+            known.clear()
+        known.add(text)
+
+
 def _is_token(text: str) -> bool:
     """``text`` is an HTTP token (RFC 9110 §5.6.2)."""
     if type(text) is not str:
@@ -45,10 +52,7 @@ def _is_token(text: str) -> bool:
         return True
     if _TOKEN_RE.match(text) is None:
         return False
-    if len(text) <= _TOKEN_REMEMBERED_UP_TO:
-        if len(_KNOWN_TOKENS) >= _KNOWN_BOUND:
-            _KNOWN_TOKENS.clear()
-        _KNOWN_TOKENS.add(text)
+    _remember(_KNOWN_TOKENS, text, _TOKEN_REMEMBERED_UP_TO)
     return True
 
 
@@ -63,10 +67,7 @@ def _is_printable_ascii(value: str) -> bool:
         return True
     if not value.isprintable():
         return False
-    if len(value) <= longest:
-        if len(_KNOWN_PRINTABLE) >= _KNOWN_BOUND:
-            _KNOWN_PRINTABLE.clear()
-        _KNOWN_PRINTABLE.add(value)
+    _remember(_KNOWN_PRINTABLE, value, longest)
     return True
 
 
