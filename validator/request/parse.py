@@ -125,6 +125,17 @@ def _unpaired_surrogate(text: str) -> bool:
     return False
 
 
+def _take_headers(items: list[tuple[Any, Any, str | None]], headers: list[tuple[str, str]],
+                  problems: list[RequestProblem]) -> None:
+    """Each (name, value, pointer) of the envelope's headers: a usable header, or a problem."""
+    for name, value, where in items:
+        if not isinstance(name, str) or not isinstance(value, str):
+            problems.append(RequestProblem(REQUEST_MALFORMED, where or header_pointer(str(name)), f"a header name and value are strings, got {_short(name)}: {_short(value)}"))
+            continue
+        if _check_header(name, value, problems):
+            headers.append((name, value.strip(" \t")))
+
+
 def parse_envelope(envelope: Any) -> Parsed:
     """An envelope (decoded JSON) as an :class:`HttpRequest`; problems instead of exceptions."""
     problems: list[RequestProblem] = []
@@ -150,11 +161,16 @@ def parse_envelope(envelope: Any) -> Parsed:
     if raw_headers is None:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", "headers is missing: an object of header names to values, or a list of [name, value] pairs"))
     elif isinstance(raw_headers, dict):
+        # Taken in order as they come (the object form reports nothing while it is read): a known token with a
+        # short printable or remembered value, the common case, needs no further look.
+        shortest = _PRINTABLE_REMEMBERED[0]
         for name, value in raw_headers.items():
-            if isinstance(value, list):
-                items.extend((name, v, None) for v in value)
+            if type(value) is str and type(name) is str and name in _KNOWN_TOKENS and value.isascii() and (
+                    value.isprintable() if len(value) < shortest else value in _KNOWN_PRINTABLE):
+                headers.append((name, value.strip(" \t")))
             else:
-                items.append((name, value, None))
+                _take_headers([(name, v, None) for v in value] if isinstance(value, list) else [(name, value, None)],
+                              headers, problems)
     elif isinstance(raw_headers, list):
         for i, pair in enumerate(raw_headers):
             if isinstance(pair, (list, tuple)) and len(pair) == 2:
@@ -163,12 +179,7 @@ def parse_envelope(envelope: Any) -> Parsed:
                 problems.append(RequestProblem(REQUEST_MALFORMED, f"/headers/{i}", f"a header in list form is a [name, value] pair, got {_short(pair)}"))
     else:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", f"headers must be an object or a list of [name, value] pairs, got {type(raw_headers).__name__}"))
-    for name, value, where in items:
-        if not isinstance(name, str) or not isinstance(value, str):
-            problems.append(RequestProblem(REQUEST_MALFORMED, where or header_pointer(str(name)), f"a header name and value are strings, got {_short(name)}: {_short(value)}"))
-            continue
-        if _check_header(name, value, problems):
-            headers.append((name, value.strip(" \t")))
+    _take_headers(items, headers, problems)
     body: bytes | None = b""
     exact = True
     value = None
