@@ -6,7 +6,6 @@ unusable profile or context) — never a traceback.
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import os
@@ -20,6 +19,7 @@ from typing import Iterator, Sequence
 import click
 
 from . import __version__
+from .gcpause import gc_paused
 from .jsonload import JSONL_SUFFIXES, load_json_bytes
 from .records import record
 
@@ -252,31 +252,19 @@ def _is_json_value(line: bytes) -> bool:
 _WORKER = None
 
 
-@contextlib.contextmanager
-def _collector_paused():
-    """The cyclic garbage collector off for the block or decorated function. A command's start (the validator's
-    modules, the spec, the rule catalogue) makes tens of thousands of objects that live as long as the process,
-    and the collector would walk them again and again while they are made."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
-
-
-@_collector_paused()
 def _make_validator(settings: dict):
-    from .context import Context, Profile
-    from .api import Validator
+    # The start (the validator's modules, the spec, the rule catalogue) makes tens of thousands of objects that
+    # live as long as the process: no collector passes over them while they are made.
+    with gc_paused():
+        from .context import Context, Profile
+        from .api import Validator
 
-    profile = Profile.load(settings["profile"]) if settings.get("profile") else None
-    context = Context.load(settings["context"]) if settings.get("context") else None
-    return Validator(
-        profile=profile, context=context, today=settings.get("today"), now=settings.get("now"), max_bytes=settings["max_bytes"],
-        max_findings=settings["max_findings"],
-    )
+        profile = Profile.load(settings["profile"]) if settings.get("profile") else None
+        context = Context.load(settings["context"]) if settings.get("context") else None
+        return Validator(
+            profile=profile, context=context, today=settings.get("today"), now=settings.get("now"),
+            max_bytes=settings["max_bytes"], max_findings=settings["max_findings"],
+        )
 
 
 def _init_worker(settings: dict) -> None:

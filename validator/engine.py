@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import gc
 import itertools
 import re
 from pathlib import Path
@@ -16,6 +15,7 @@ from . import rules as rules_pkg
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, parse_instant, today_in_oslo
 from .detect import Detection, detect_kind, kind_by_keys
 from .findings import ERROR, WARNING, Finding, Report, escape_pointer_token
+from .gcpause import gc_paused
 from .jsonload import (JSONL_SUFFIXES, ArrayStream, Loaded, Unstreamable, check_value, jsonl_lines, load_json_bytes,
                        streamable_text)
 from .locate import KindLayout, ObjectShape, Visit, build_layout, compile_visit
@@ -44,24 +44,6 @@ GC_PAUSE_BYTES = 64 * 1024
 STREAM_BYTES = 8 * 1024 * 1024
 _STREAM_BATCH = 64  # entries decoded, then checked, at a time
 _OBJECT_START = re.compile(rb"[ \t\r\n]*\{")  # only an object's member can be streamed
-
-
-class _gc_paused:
-    """``with _gc_paused(pause):`` the cyclic collector off for the block when ``pause`` (a class, not a
-    generator-based context manager: it runs twice per input, thousands of times a second)."""
-
-    __slots__ = ("paused",)
-
-    def __init__(self, pause: bool):
-        self.paused = pause and gc.isenabled()
-
-    def __enter__(self) -> None:
-        if self.paused:
-            gc.disable()
-
-    def __exit__(self, *_exc: object) -> None:
-        if self.paused:
-            gc.enable()
 
 
 class _FindingLimit:
@@ -312,7 +294,7 @@ class PayloadValidator:
             return _internal_error(source, kind, exc)
 
     def _validate_bytes(self, data: bytes, kind: str | None, source: str) -> Report:
-        with _gc_paused(len(data) >= GC_PAUSE_BYTES):
+        with gc_paused(len(data) >= GC_PAUSE_BYTES):
             report = self._streamed(data, kind, source) if len(data) >= self.stream_bytes and type(data) is bytes else None
             if report is None:
                 loaded = load_json_bytes(data, max_bytes=self.max_bytes)
@@ -357,7 +339,7 @@ class PayloadValidator:
 
     # ---- the checks ----
     def _check(self, payload: Any, kind: Kind) -> list[Finding]:
-        with _gc_paused(True):
+        with gc_paused(True):
             return self._check_unpaused(payload, kind)
 
     def _check_unpaused(self, payload: Any, kind: Kind) -> list[Finding]:
