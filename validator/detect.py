@@ -51,10 +51,10 @@ class Shape:
         return Shape(self.properties | other.properties, self.required | other.required, self.nested | other.nested)
 
     def fits(self, payload: dict, keys) -> bool:
-        return keys <= self.properties and self.required <= keys and not self.nested_missing(payload)
+        return keys <= self.properties and self.required <= keys and self.nested_complete(payload)
 
     def nested_complete(self, payload: dict) -> bool:
-        """``not nested_missing(payload)``, without counting (run for every payload whose kind is detected)."""
+        """No nested object misses a required member: ``not nested_missing(payload)`` without counting them."""
         for name, required in self.nested:
             value = payload.get(name)
             if isinstance(value, dict) and not value.keys() >= required:
