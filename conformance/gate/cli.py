@@ -11,6 +11,7 @@ import sys
 import click
 
 from .model import SUITES
+from .pool import DEFAULT_MAX_CONNECTIONS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_IMPOSSIBLE = 0, 1, 2
 
@@ -91,6 +92,9 @@ class Progress:
               help="Seed of the generated cases: the same seed sends the same cases.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 16),
               help="Processes to spread the suites over.")
+@click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),
+              help="Connections to the target open at once, for the whole run (kept alive and shared by every check; "
+                   "with --workers, divided among them, at least one each). Keep it under the target's limit.")
 @click.option("--report-dir", type=click.Path(file_okay=False),
               help="Write conform.json, conform.junit.xml, conform.html and coverage.json here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text", show_default=True,
@@ -98,7 +102,7 @@ class Progress:
 @click.option("--fault", "faults", multiple=True, metavar="NAME", hidden=True,
               help="Reference target only: turn a sandbox fault switch on (to see the gate catch it).")
 def conform(target: str, profile_path: str | None, suites: str, check_patterns: str, cert, key, second_cert, second_key,
-            max_examples: int, seed: int, workers: int, report_dir: str | None, fmt: str,
+            max_examples: int, seed: int, workers: int, max_connections: int, report_dir: str | None, fmt: str,
             faults: tuple[str, ...]) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
 
@@ -143,7 +147,8 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             problem = reachable(base_url)
             if problem:
                 raise click.ClickException(problem)
-            options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns)
+            options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns,
+                                 max_connections)
             result = run(options, progress=progress)
     except TargetUnreachable as exc:
         progress.close()

@@ -2,7 +2,7 @@
 
     pytest -p conformance.gate.pytest_plugin --ob-target http://127.0.0.1:8080 [--ob-suite security,stateful]
            [--ob-check 'semantic:amount-*'] [--ob-max-examples 10] [--ob-seed 0] [--ob-profile F]
-           [--ob-cert C --ob-key K]
+           [--ob-cert C --ob-key K] [--ob-max-connections 8]
 
 ``--ob-target reference`` starts the bundled reference sandbox for the session. Without ``--ob-target`` the plugin
 adds nothing. A check with findings fails with each finding (rule, section, expected and actual answer, curl
@@ -22,6 +22,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ob-check", default="", help="Comma-separated check id patterns.")
     group.addoption("--ob-max-examples", type=int, default=10, help="Hypothesis examples per rule and operation.")
     group.addoption("--ob-seed", type=int, default=0, help="Seed of the generated cases.")
+    group.addoption("--ob-max-connections", type=int, default=None,
+                    help="Connections to the target open at once (default 8), shared by every check.")
     group.addoption("--ob-profile", default=None, help="Implementer profile (YAML).")
     group.addoption("--ob-cert", default=None, help="TPP certificate (PEM); throwaway identities without it.")
     group.addoption("--ob-key", default=None, help="Its private key (PEM).")
@@ -51,8 +53,9 @@ class _Run:
             identities = Identities.throwaway()
             if opt("--ob-cert"):
                 identities = Identities(Identity.from_files(opt("--ob-key"), opt("--ob-cert")), identities.other)
+            limit = {"max_connections": opt("--ob-max-connections")} if opt("--ob-max-connections") else {}
             self.session = Session(base_url, load_spec(), profile, identities, seed=opt("--ob-seed"),
-                                   max_examples=opt("--ob-max-examples"))
+                                   max_examples=opt("--ob-max-examples"), **limit)
         return self.session
 
     def close(self) -> None:

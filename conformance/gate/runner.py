@@ -19,6 +19,7 @@ from validator.spec import Spec, load_spec
 
 from . import suites as _suites  # noqa: F401 - importing the suites registers their checks
 from .model import REGISTRY, SUITES, Check, Finding, NotExercised, Outcome
+from .pool import DEFAULT_MAX_CONNECTIONS
 from .session import Identities, Session, TargetUnreachable
 
 Progress = Callable[[str, str, Outcome | None], None]  # (event "start"|"done", check id, outcome)
@@ -34,6 +35,7 @@ class RunOptions:
     max_examples: int = 10
     workers: int = 1
     checks: tuple[str, ...] = ()       # fnmatch patterns of check ids; none: every check of the suites
+    max_connections: int = DEFAULT_MAX_CONNECTIONS  # connections to the target open at once, for the whole run
 
 
 @dataclass
@@ -77,7 +79,7 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
     spec = spec or load_spec()
     session = Session(options.base_url, spec, _profile(options.profile_path),
                       options.identities or Identities.throwaway(), seed=options.seed,
-                      max_examples=options.max_examples)
+                      max_examples=options.max_examples, max_connections=options.max_connections)
     result = RunResult(options.base_url, options)
     started = time.perf_counter()
     try:
@@ -136,6 +138,12 @@ def _worker(options: RunOptions, pems: tuple, suite: str) -> RunResult:
     return result
 
 
+def worker_connections(max_connections: int, workers: int, suites: int) -> int:
+    """Each worker's share of the run's connections: at most ``max_connections`` in all, at least one each (so with
+    more workers than connections, one per worker)."""
+    return max(1, max_connections // max(1, min(workers, suites)))
+
+
 def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
     """Run the chosen suites; with ``workers`` > 1 each suite runs in a worker process."""
     options.identities = options.identities or Identities.throwaway()
@@ -144,8 +152,9 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
         return run_checks(options, suites, progress=progress)
     started = time.perf_counter()
     pems = (_pem(options.identities.tpp), _pem(options.identities.other))
+    # The connection limit holds for the run: each worker gets its share (at least one connection).
     plain = RunOptions(options.base_url, suites, options.profile_path, None, options.seed, options.max_examples, 1,
-                       options.checks)
+                       options.checks, worker_connections(options.max_connections, options.workers, len(suites)))
     import multiprocessing
 
     result = RunResult(options.base_url, options)

@@ -31,6 +31,7 @@ from validator.rules import catalogue
 from validator.spec import Spec
 
 from .model import Answer, Expected, Finding, NotExercised, Outcome
+from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool
 from .responses import ResponseKinds
 
 # The ids a target issues in its creation answers (the spec's PaymentInitiationResponse, SigningBasketResponse and
@@ -108,6 +109,7 @@ class Session:
     identities: Identities
     seed: int = 0
     max_examples: int = 10
+    max_connections: int = DEFAULT_MAX_CONNECTIONS   # the run's connections to the target open at once (pool.py)
     outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
     exercised_rules: set[str] = field(default_factory=set)
     exercised_refs: set[str] = field(default_factory=set)
@@ -125,6 +127,7 @@ class Session:
         self.catalogue = catalogue()
         self._lock = threading.Lock()
         self._clients: list[SignedClient] = []
+        self.pool = ConnectionPool(self.max_connections)
 
     # ---- clock and clients ----
     @staticmethod
@@ -136,9 +139,9 @@ class Session:
 
     def client(self, who: str = "tpp", *, identity: Identity | None = None,
                clock: Callable[[], _dt.datetime] | None = None) -> SignedClient:
-        """A signed client of one of the run's TPPs (closed at the end of the run)."""
+        """A signed client of one of the run's TPPs, sending through the run's pool (closed at the end of the run)."""
         client = SignedClient(self.base_url, identity or getattr(self.identities, who), spec=self.spec,
-                              clock=clock or self.now)
+                              clock=clock or self.now, http=self.pool.client())
         with self._lock:
             self._clients.append(client)
         return client
@@ -146,6 +149,7 @@ class Session:
     def close(self) -> None:
         for client in self._clients:
             client.close()
+        self.pool.close()
 
     # ---- the running check ----
     def begin(self, suite: str, check_id: str) -> None:

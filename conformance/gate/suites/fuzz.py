@@ -221,7 +221,8 @@ def signed_call(session: Session, operation, case) -> Exchange | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            response = case.call(auth=auth, timeout=HTTP_TIMEOUT, allow_redirects=False)
+            response = case.call(auth=auth, session=session.pool.requests_session(), timeout=HTTP_TIMEOUT,
+                                 allow_redirects=False)
     except (ValueError, UnicodeError, requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL):
         return None  # a case the HTTP stack or the signer cannot send as is (CR/LF in a header)
     except requests.RequestException as exc:

@@ -14,7 +14,6 @@ import threading
 import uuid
 from urllib.parse import parse_qs, urljoin, urlsplit
 
-import httpx
 
 from conformance.client import SignedClient
 from validator.context import Context, PaymentFacts
@@ -105,7 +104,7 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
                          message="the authorisation has no scaRedirect link")
         raise Broken("scaRedirect")
     url = urljoin(session.base_url + "/", href)
-    with httpx.Client(follow_redirects=False, timeout=30) as browser:
+    with session.pool.client() as browser:
         page = browser.get(url)
         field = sca_field(session)
         form = re.search(r'<form[^>]*action="([^"]*)"', page.text or "")
