@@ -8,8 +8,11 @@ operation), which is reported as "not exercised", never as a failure.
 """
 from __future__ import annotations
 
+import hashlib
+import re
+import unicodedata
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 Session = Any  # conformance.gate.session.Session, which builds on this module
 
@@ -51,14 +54,58 @@ def check(check_id: str, *, suite: str, title: str, refs: tuple[str, ...] = ()) 
     return register
 
 
+# An answer's headers as a finding keeps them: a target's own reason is often there (Prism's ``sl-violations``), but
+# a hostile or broken target may send many, long or with control characters, so they are bounded and escaped.
+HEADER_VALUE_LIMIT = 400
+HEADER_NAME_LIMIT = 64
+HEADERS_LIMIT = 24
+_UNPRINTABLE = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """``text`` with every control, format (bidirectional overrides, zero-width) or unassigned character written as
+    its escape (``\\x1b``, ``\\u202e``): safe on a terminal, in XML and on one line."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[ch])
+        elif unicodedata.category(ch) in _UNPRINTABLE:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def bounded_headers(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """An answer's headers as a finding keeps them: names lower-cased, a repeated header's values joined with ", "
+    (RFC 9110 section 5.3), each escaped (:func:`printable`) and cut to :data:`HEADER_VALUE_LIMIT` characters, at
+    most :data:`HEADERS_LIMIT` headers (then one entry saying how many more)."""
+    merged: dict[str, list[str]] = {}
+    for name, value in pairs:
+        merged.setdefault(_cut(printable(name.lower()), HEADER_NAME_LIMIT), []).append(value)
+    kept = [(name, _cut(printable(", ".join(values)), HEADER_VALUE_LIMIT)) for name, values in merged.items()]
+    if len(kept) > HEADERS_LIMIT:
+        kept = kept[:HEADERS_LIMIT] + [("…", f"{len(kept) - HEADERS_LIMIT} more headers")]
+    return tuple(kept)
+
+
 @dataclass(frozen=True)
 class Answer:
-    """An HTTP answer as the gate compares it: status, the error code (tppMessages[0].code or the bulk body's code)
-    and a short excerpt of the body."""
+    """An HTTP answer as the gate compares it: status, the error code (tppMessages[0].code or the bulk body's code),
+    a short excerpt of the body and the headers (both bounded and escaped, as the target sent them)."""
 
     status: int | None
     code: str | None = None
     excerpt: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
 
     def describe(self) -> str:
         if self.status is None:
@@ -84,6 +131,18 @@ class Expected:
         return f"{statuses} {'/'.join(self.codes)}".strip()
 
 
+_IDS = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+                  r"|\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+
+
+def fingerprint(operation: str, rule: str, expected: str, actual: str) -> str:
+    """A defect's stable name: a hash over what does not depend on the suite, the check, the run or the request's
+    ids and dates -- the operation, the rule, what was expected and the status and code answered -- so the same
+    defect found by several checks, or in a later run, has the same fingerprint (a baseline can list them)."""
+    facts = "\x1f".join(_IDS.sub("*", part) for part in (operation, rule, expected, actual))
+    return hashlib.sha256(facts.encode("utf-8")).hexdigest()[:16]
+
+
 @dataclass
 class Finding:
     """One disagreement between the target and the interface, with what it takes to reproduce it."""
@@ -99,9 +158,46 @@ class Finding:
     excerpt: str = ""
     seed: int | None = None
     curl: str = ""
+    headers: dict[str, str] = field(default_factory=dict)   # the answer's, bounded and escaped (bounded_headers)
+    fingerprint: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        self.fingerprint = fingerprint(self.operation, self.rule, self.expected, self.actual)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass
+class FindingGroup:
+    """One defect: the findings of the run with the same fingerprint, whichever checks and suites saw them. The
+    first one found (in report order) stands for the group; ``checks`` names every check that saw it."""
+
+    finding: Finding
+    occurrences: list[Finding]
+
+    @property
+    def checks(self) -> list[str]:
+        return list(dict.fromkeys(f.check for f in self.occurrences))
+
+    @property
+    def suites(self) -> list[str]:
+        return list(dict.fromkeys(f.suite for f in self.occurrences))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.finding.as_dict(), "checks": self.checks, "suites": self.suites,
+                "occurrences": len(self.occurrences)}
+
+
+def grouped(findings: Iterable[Finding]) -> list[FindingGroup]:
+    """Findings grouped by fingerprint, in the order of each group's first finding."""
+    groups: dict[str, FindingGroup] = {}
+    for f in findings:
+        if f.fingerprint in groups:
+            groups[f.fingerprint].occurrences.append(f)
+        else:
+            groups[f.fingerprint] = FindingGroup(f, [f])
+    return list(groups.values())
 
 
 @dataclass

@@ -87,8 +87,9 @@ class CheckItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CheckFailed):
-            return "\n".join(f"{f.operation}: rule {f.rule} ({f.ref}): {f.message}\n  expected {f.expected}; "
-                             f"actual {f.actual}\n  reproduce: {f.curl}" for f in excinfo.value.findings)
+            return "\n".join(f"{f.operation}: rule {f.rule} ({f.ref}) fingerprint {f.fingerprint}: {f.message}\n"
+                             f"  expected {f.expected}; actual {f.actual}\n  reproduce: {f.curl}"
+                             for f in excinfo.value.findings)
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):

@@ -2,8 +2,14 @@
 self-contained HTML summary, and clause coverage (which rules, decisions and document sections the run exercised,
 which it could not reach and why).
 
-Everything but the ``run`` block (target URL, duration) and the curl commands (their Date and Signature) is the same
-for two runs with the same seed against the reference sandbox.
+A defect is reported once: findings with the same fingerprint (:func:`~conformance.gate.model.fingerprint`: the
+operation, rule, expected and actual status and code, whichever suite or check saw them) are one finding naming every
+check that saw it and how often; the summary counts those (``findings``) and every sighting (``occurrences``). Each
+finding keeps the answer's headers (bounded, escaped) and its fingerprint, in every format, so a later run can be
+compared with a baseline. The summary also counts what was not exercised, by reason.
+
+Everything but the ``run`` block (target URL, duration), the curl commands (their Date and Signature) and the
+answers' own Date headers is the same for two runs with the same seed against the reference sandbox.
 """
 from __future__ import annotations
 
@@ -17,18 +23,34 @@ from typing import Any
 from validator.rules import catalogue
 from validator.spec import Spec, load_spec
 
-from .model import REGISTRY
+from .model import REGISTRY, FindingGroup, grouped
 from .runner import RunResult
 from .suites.links import CHECK_ID as LINKS_CHECK, links_coverage
 
 STATUS_ORDER = ("failed", "error", "not-exercised", "passed")
 
 
-def summary(result: RunResult) -> dict[str, int]:
+def summary(result: RunResult) -> dict[str, Any]:
     counts = Counter(o.status for o in result.outcomes)
     return {"checks": len({o.check for o in result.outcomes}), "outcomes": len(result.outcomes),
-            **{s: counts.get(s, 0) for s in STATUS_ORDER}, "findings": len(result.findings),
-            "cases": len(result.cases)}
+            **{s: counts.get(s, 0) for s in STATUS_ORDER}, "findings": len(groups(result)),
+            "occurrences": len(result.findings), "cases": len(result.cases),
+            "not_exercised_by_reason": not_exercised_by_reason(result)}
+
+
+def not_exercised_by_reason(result: RunResult) -> dict[str, int]:
+    """How many check × operation outcomes stay "not exercised", per reason (its first line), most frequent first."""
+    reasons = Counter((o.reason.splitlines() or [""])[0] for o in result.outcomes if o.status == "not-exercised")
+    return dict(sorted(reasons.items(), key=lambda item: (-item[1], item[0])))
+
+
+def groups(result: RunResult) -> list[FindingGroup]:
+    """The run's defects: its findings grouped by fingerprint, in report order."""
+    return grouped(_findings(result))
+
+
+def _headers_line(headers: dict[str, str]) -> str:
+    return "; ".join(f"{name}: {value}" for name, value in headers.items())
 
 
 def coverage(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
@@ -101,7 +123,7 @@ def as_json(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
         "summary": summary(result),
         "cases_digest": result.cases_digest,
         "outcomes": [_stable(o.as_dict()) for o in _ordered(result)],
-        "findings": [f.as_dict() for f in _findings(result)],
+        "findings": [g.as_dict() for g in groups(result)],
         "coverage": coverage(result, spec),
     }
 
@@ -124,12 +146,17 @@ def _findings(result: RunResult):
 def text(result: RunResult) -> str:
     s = summary(result)
     lines = []
-    for f in _findings(result):
-        lines.append(f"FAIL {f.check} [{f.operation}] rule {f.rule} ({f.ref})")
+    for g in groups(result):
+        f = g.finding
+        lines.append(f"FAIL {f.check} [{f.operation}] rule {f.rule} ({f.ref}) fingerprint {f.fingerprint}")
+        if len(g.occurrences) > 1:
+            lines.append(f"     seen {len(g.occurrences)} times, by {', '.join(g.checks)}")
         lines.append(f"     {f.message}")
         lines.append(f"     expected {f.expected}; actual {f.actual}")
         if f.excerpt:
             lines.append(f"     body: {f.excerpt}")
+        if f.headers:
+            lines.append(f"     headers: {_headers_line(f.headers)}")
         if f.curl:
             lines.append(f"     reproduce: {f.curl}")
     for o in _ordered(result):
@@ -138,9 +165,12 @@ def text(result: RunResult) -> str:
     not_exercised = sorted({(o.check, o.reason) for o in result.outcomes if o.status == "not-exercised"})
     for check_id, reason in not_exercised:
         lines.append(f"not exercised: {check_id}: {reason}")
+    for reason, count in s["not_exercised_by_reason"].items():
+        lines.append(f"not exercised, {count} × {reason}")
+    repeated = f" ({s['occurrences']} sightings)" if s["occurrences"] != s["findings"] else ""
     lines.append(f"{s['checks']} checks, {s['outcomes']} check × operation outcomes: {s['passed']} passed, "
                  f"{s['failed']} failed, {s['not-exercised']} not exercised, {s['error']} errors; "
-                 f"{s['findings']} findings; {s['cases']} requests in {result.seconds:.1f} s "
+                 f"{s['findings']} findings{repeated}; {s['cases']} requests in {result.seconds:.1f} s "
                  f"(seed {result.options.seed}) against {result.base_url}")
     return "\n".join(lines) + "\n"
 
@@ -149,6 +179,8 @@ def junit(result: RunResult) -> str:
     s = summary(result)
     root = ET.Element("testsuites", name="obvalidate conform", tests=str(s["outcomes"]),
                       failures=str(s["failed"]), errors=str(s["error"]), skipped=str(s["not-exercised"]))
+    # JUnit has a testcase per check × operation: a defect several checks saw fails each, naming the others.
+    sightings = {g.finding.fingerprint: g.checks for g in groups(result)}
     by_suite: dict[str, list] = {}
     for o in _ordered(result):
         by_suite.setdefault(o.suite, []).append(o)
@@ -163,8 +195,11 @@ def junit(result: RunResult) -> str:
             if o.status == "failed":
                 for f in o.findings:
                     failure = ET.SubElement(case, "failure", type=f.rule,
-                                            message=f"{f.message} (expected {f.expected}, actual {f.actual})")
-                    failure.text = f"{f.ref}\nbody: {f.excerpt}\nreproduce: {f.curl}"
+                                            message=f"{f.message} (expected {f.expected}, actual {f.actual}; "
+                                                    f"fingerprint {f.fingerprint})")
+                    seen = ", ".join(sightings.get(f.fingerprint, ()))
+                    failure.text = (f"{f.ref}\nfingerprint: {f.fingerprint}\nseen by: {seen}\nbody: {f.excerpt}\n"
+                                    f"headers: {_headers_line(f.headers)}\nreproduce: {f.curl}")
             elif o.status == "error":
                 ET.SubElement(case, "error", message=o.reason.splitlines()[0]).text = o.reason
             elif o.status == "not-exercised":
@@ -186,10 +221,13 @@ def html_report(result: RunResult, spec: Spec | None = None) -> str:
     rows = "".join(f"<tr><td>{e(o['suite'])}</td><td>{e(o['check'])}</td><td>{e(o['operation'])}</td>"
                    f"<td class='{e(o['status'])}'>{e(o['status'])}</td><td>{o['cases']}</td>"
                    f"<td>{e(o['reason'].splitlines()[0] if o['reason'] else '')}</td></tr>" for o in data["outcomes"])
-    findings = "".join(f"<tr><td>{e(f['check'])}</td><td>{e(f['operation'])}</td><td>{e(f['rule'])}<br>{e(f['ref'])}"
-                       f"</td><td>{e(f['message'])}</td><td>{e(f['expected'])}</td><td>{e(f['actual'])}<br>"
-                       f"<code>{e(f['excerpt'])}</code></td><td><details><summary>curl</summary><code>{e(f['curl'])}"
-                       f"</code></details></td></tr>" for f in data["findings"])
+    findings = "".join(f"<tr><td>{'<br>'.join(e(c) for c in f['checks'])}{_times(f['occurrences'])}</td>"
+                       f"<td>{e(f['operation'])}</td><td>{e(f['rule'])}<br>{e(f['ref'])}<br><code>{e(f['fingerprint'])}"
+                       f"</code></td><td>{e(f['message'])}</td><td>{e(f['expected'])}</td><td>{e(f['actual'])}<br>"
+                       f"<code>{e(f['excerpt'])}</code>{_headers_html(f['headers'])}</td><td><details><summary>curl"
+                       f"</summary><code>{e(f['curl'])}</code></details></td></tr>" for f in data["findings"])
+    reasons = "".join(f"<tr><td>{count}</td><td>{e(reason)}</td></tr>"
+                      for reason, count in s["not_exercised_by_reason"].items())
     cov = data["coverage"]
 
     def listing(part: dict) -> str:
@@ -205,13 +243,26 @@ def html_report(result: RunResult, spec: Spec | None = None) -> str:
 {e(', '.join(data['suites']))}: {s['outcomes']} outcomes ({s['passed']} passed, {s['failed']} failed,
 {s['not-exercised']} not exercised, {s['error']} errors), {s['findings']} findings, {s['cases']} requests in
 {data['run']['seconds']} s.</p>
-<h2>Findings</h2><table><tr><th>Check</th><th>Operation</th><th>Rule</th><th>What</th><th>Expected</th>
-<th>Actual</th><th>Reproduce</th></tr>{findings}</table>
+<h2>Findings</h2><p>{s['findings']} findings ({s['occurrences']} sightings: a defect several checks saw is one
+finding naming them).</p><table><tr><th>Checks</th><th>Operation</th><th>Rule, fingerprint</th><th>What</th>
+<th>Expected</th><th>Actual</th><th>Reproduce</th></tr>{findings}</table>
+<h2>Not exercised, by reason</h2><table><tr><th>Outcomes</th><th>Reason</th></tr>{reasons}</table>
 <h2>Checks</h2><table><tr><th>Suite</th><th>Check</th><th>Operation</th><th>Status</th><th>Cases</th><th>Reason</th>
 </tr>{rows}</table>
 <h2>Clause coverage</h2><h3>Rules</h3>{listing(cov['rules'])}<h3>Decisions</h3>{listing(cov['decisions'])}
 <h3>Document sections</h3>{listing(cov['sections'])}<h3>Links</h3>{listing(cov['links'])}</body></html>
 """
+
+
+def _times(occurrences: int) -> str:
+    return f" ({occurrences} times)" if occurrences > 1 else ""
+
+
+def _headers_html(headers: dict[str, str]) -> str:
+    if not headers:
+        return ""
+    items = "".join(f"<li><code>{html.escape(n)}: {html.escape(v)}</code></li>" for n, v in headers.items())
+    return f"<details><summary>headers</summary><ul>{items}</ul></details>"
 
 
 def write(result: RunResult, directory: str | Path, spec: Spec | None = None) -> list[Path]:

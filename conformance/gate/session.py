@@ -30,7 +30,7 @@ from validator.request import Parsed, parse_envelope, request_findings, resolve_
 from validator.rules import catalogue
 from validator.spec import Spec
 
-from .model import Answer, Expected, Finding, NotExercised, Outcome
+from .model import Answer, Expected, Finding, NotExercised, Outcome, bounded_headers, fingerprint, printable
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool
 from .responses import ResponseKinds
 
@@ -43,7 +43,8 @@ EXCERPT = 240
 ABSENT_STATUSES = (404, 405, 501)
 
 
-def answer_of(response: httpx.Response) -> Answer:
+def answer_of(response: Any) -> Answer:
+    """The answer of an httpx response, or of Schemathesis' (the fuzz suites')."""
     body = response.content or b""
     code = None
     try:
@@ -57,16 +58,49 @@ def answer_of(response: httpx.Response) -> Answer:
         elif isinstance(value.get("code"), str):
             code = value["code"]
     text = body.decode("utf-8", "replace")
+    # The excerpt and the headers are the target's own answer, escaped (a hostile answer reaches a terminal, XML).
     return Answer(response.status_code, code if isinstance(code, str) else None,
-                  text if len(text) <= EXCERPT else text[:EXCERPT] + "…")
+                  printable(text if len(text) <= EXCERPT else text[:EXCERPT] + "…"),
+                  bounded_headers(_header_pairs(response.headers)))
+
+
+def _header_pairs(headers: Any) -> list[tuple[str, str]]:
+    """(name, value) pairs of an httpx answer's headers, or of Schemathesis' (each name with a list of values)."""
+    if hasattr(headers, "multi_items"):
+        return headers.multi_items()
+    return [(name, value) for name, values in headers.items()
+            for value in (values if isinstance(values, list) else [values])]
+
+
+# Headers a curl command leaves out: the certificate always (1,000+ characters of base64 that say nothing to a reader),
+# any other header longer than this (the Signature stays: its keyId and signed headers are the evidence of the
+# security findings, 581 characters with an RSA-2048 key, about 925 with RSA-4096).
+LEFT_OUT_HEADERS = ("tpp-signature-certificate",)
+LONG_HEADER = 1000
+
+
+def _left_out(name: str, value: str) -> str:
+    """A shell word standing for a header value the curl leaves out: an environment variable the reader sets; unset,
+    the shell stops with a note saying how to re-sign."""
+    variable = re.sub(r"[^A-Z0-9]+", "_", name.upper()).strip("_") or "HEADER"
+    if variable[0].isdigit():
+        variable = "H_" + variable
+    what = re.sub(r"[^A-Za-z0-9-]+", " ", name).strip() or "header"
+    note = (f"the {len(value)}-character {what} value was left out: set {variable} to it, or re-sign the request "
+            f"with obvalidate sign")
+    return f'"${{{variable}:?{note}}}"'
 
 
 def curl(base_url: str, request: PreparedRequest) -> str:
     """A curl command sending the request as it was sent: signature headers included, no private key (the Date and
-    Signature are the original ones, so a target with a Date window answers a late replay as stale)."""
+    Signature are the original ones, so a target with a Date window answers a late replay as stale). The
+    certificate and any header over :data:`LONG_HEADER` characters are left out (:func:`_left_out`)."""
     parts = ["curl", "-sS", "-i", "-X", request.method, shlex.quote(base_url + request.target)]
     for name, value in request.headers:
-        parts += ["-H", shlex.quote(f"{name}: {value}")]
+        if name.lower() in LEFT_OUT_HEADERS or len(value) > LONG_HEADER:
+            parts += ["-H", shlex.quote(f"{name}: ") + _left_out(name, value)]
+        else:
+            parts += ["-H", shlex.quote(f"{name}: {value}")]
     if request.body:
         parts += ["--data-binary", shlex.quote(request.body.decode("utf-8", "replace"))]
     return " ".join(parts)
@@ -262,12 +296,19 @@ class Session:
         return False
 
     def disagree(self, exchange: Exchange | None, *, rule: str, ref: str, expected: str, message: str,
-                 operation: str | None = None) -> None:
+                 operation: str | None = None, response: httpx.Response | None = None) -> None:
+        """Record a finding; the answer is the exchange's, or ``response`` (one sent outside the signed clients, such
+        as the SCA page's)."""
         suite, check_id = self._check
         op = operation or (exchange.operation if exchange else "-")
-        actual = exchange.answer if exchange else Answer(None)
+        actual = exchange.answer if exchange else answer_of(response) if response is not None else Answer(None)
         finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, actual.describe(),
-                          actual.excerpt, self.seed, curl(self.base_url, exchange.request) if exchange else "")
+                          actual.excerpt, self.seed, curl(self.base_url, exchange.request) if exchange else "",
+                          dict(actual.headers))
+        # the ids this target issued named by kind, so the same defect has the same fingerprint in every run
+        with self._lock:
+            named = self._named(expected)
+        finding.fingerprint = fingerprint(op, rule, re.sub(r"#\d+\}", "}", named), finding.actual)
         outcome = self.outcome(op)
         with self._lock:
             outcome.findings.append(finding)

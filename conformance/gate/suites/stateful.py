@@ -112,7 +112,7 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
                 or f'name="{field}"' not in page.text:
             session.disagree(None, rule=check_id, ref="A24", expected=f"200 text/html with a form field {field}",
                              message=f"the SCA page {url} answered {page.status_code} without the form",
-                             operation="sca-page")
+                             operation="sca-page", response=page)
             raise Broken("sca page")
         action = urljoin(url, html.unescape(form.group(1)))
         answer = browser.post(action, content=f"{field}={customer_number}".encode(),
@@ -121,7 +121,7 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
     if answer.status_code != 303 or not location.startswith(REDIRECT.split("?")[0]):
         session.disagree(None, rule=check_id, ref="A24", expected="303 to the TPP-Redirect-URI",
                          message=f"submitting the SCA form answered {answer.status_code} {location!r}",
-                         operation="sca-page")
+                         operation="sca-page", response=answer)
         raise Broken("sca form")
     return parse_qs(urlsplit(location).query)
 
