@@ -56,7 +56,7 @@ def check(check_id: str, *, suite: str, title: str, refs: tuple[str, ...] = ()) 
 
 # An answer's headers as a finding keeps them: a target's own reason is often there (Prism's ``sl-violations``), but
 # a hostile or broken target may send many, long or with control characters, so they are bounded and escaped.
-HEADER_VALUE_LIMIT = 400
+HEADER_VALUE_LIMIT = 1000
 HEADER_NAME_LIMIT = 64
 HEADERS_LIMIT = 24
 _UNPRINTABLE = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
