@@ -714,7 +714,14 @@ def _psu_identity_sites(op) -> list:
 
 def synthetic_identity_number(data) -> str:
     """A valid synthetic test national identity number (month + 80, A16) with right control digits."""
-    birth = f"{data.draw(st.integers(1, 28), label='day'):02d}{data.draw(st.integers(1, 12), label='month') + 80:02d}" \
+    return identity_number(data, month_offset=80)
+
+
+def identity_number(data, *, month_offset: int = 0) -> str:
+    """A valid national identity number (a birth number; month + 80: a synthetic test number, A16) with right
+    control digits."""
+    month = data.draw(st.integers(1, 12), label="month") + month_offset
+    birth = f"{data.draw(st.integers(1, 28), label='day'):02d}{month:02d}" \
             f"{data.draw(st.integers(0, 99), label='year'):02d}"
     individual = data.draw(st.integers(0, 499), label="individual number")
     # about one individual number in three has no control digits: the next one that has (1900s, 000-499)
@@ -1052,8 +1059,8 @@ REQUEST_MUTATION_CASES = [(rule_id, operation, site) for rule_id, mutation in RE
 
 
 def valid_optional_headers(draft: Draft, data) -> None:
-    """Controls for the header rules: optional headers of the operation with valid values drawn — a synthetic test
-    national identity number (A16), published x-accept-fix names and their aliases (A18), a corporate PSU with its
+    """Controls for the header rules: optional headers of the operation with valid values drawn — a national
+    identity number, published x-accept-fix names and their aliases (A18), a corporate PSU with its
     PSU-Corporate-ID (A7) — which a target must accept."""
     op = SPEC.operation(draft.operation)
     for p in _headers_of(op):
@@ -1068,7 +1075,7 @@ def valid_optional_headers(draft: Draft, data) -> None:
         if not data.draw(st.booleans(), label=f"send {p.name}"):
             continue
         if p.key == PSU_IDENTITY_HEADER:
-            value = synthetic_identity_number(data)
+            value = identity_number(data)  # a synthetic one is the psu-identity-invalid check's control (A16)
         elif p.key == SIGNATURE_CONTEXT_HEADER and CORPORATE_ID_HEADER in {q.key for q in op.header_parameters}:
             value = data.draw(st.sampled_from(SPEC.code_set(p.schema["$ref"].rsplit("/", 1)[1])), label=p.name)
             if value == CORPORATE_CONTEXT:

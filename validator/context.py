@@ -82,6 +82,8 @@ def parse_instant(value: Any, what: str) -> _dt.datetime:
 # The algorithm names a profile may allow (A8): the verifier derives the algorithm from the RSA key, and
 # hs2019 is only a label for it (validator/signing/verifier.py).
 SIGNATURE_ALGORITHMS = ("rsa-sha256", "hs2019")
+# A6: which error body a refusal carries (see the profile schema's error-body).
+ERROR_BODY_CHOICES = ("either", "tpp-messages", "bulk", "per-operation")
 PROFILE_SCHEMA_FILE = Path(__file__).with_name("profile.schema.json")
 PROFILE_SCHEMA_ID = "https://obvalidate.invalid/profile.schema.json"
 
@@ -153,7 +155,9 @@ def build_profile_schema() -> dict:
                 "additionalProperties": False,
                 "properties": {
                     "algorithms": {"type": "array", "items": {"title": "signature algorithm", "enum": list(SIGNATURE_ALGORITHMS)}, "minItems": 1},
-                    "date-window-seconds": {"type": "integer", "minimum": 0},
+                    "date-window-seconds": {
+                        "description": "How far the signed Date may lie from the clock (default 300); null: the implementation does not check Date freshness.",
+                        "type": ["integer", "null"], "minimum": 0},
                 },
             },
             "paths": {
@@ -182,8 +186,36 @@ def build_profile_schema() -> dict:
                 "description": "A30: a logical duplicate creation without allowLogicalDuplicate=true is refused (409 CONFLICT) or allowed.",
                 "enum": ["refused", "allowed"],
             },
+            "error-body": {
+                "description": "A6: the body of a refusal. either (default): tppMessages or the bulk body {id, system, status, code, message} on any operation; tpp-messages or bulk: that one everywhere; per-operation: tppMessages except on the bulk operation, which keeps the document's bulk body.",
+                "enum": list(ERROR_BODY_CHOICES),
+            },
+            "sca-redirect-status": {
+                "description": "A24: the status of the SCA page's redirect to TPP-Redirect-URI after the form is submitted (default: 302 or 303 both accepted).",
+                "enum": list(spec.document["x-sca-page"]["post"]["accepted-statuses"]),
+            },
+            "synthetic-identity-numbers": {
+                "description": "A16: synthetic test national identity numbers (month + 80) in X-PSU-IDENTITY are accepted (default) or refused (400 FORMAT_ERROR).",
+                "enum": ["accepted", "refused"],
+            },
+            "repeated-headers": {
+                "description": "Per header: a single-valued header sent more than once is refused (400 FORMAT_ERROR, the default) or accepted; a list header (Accept*, x-accept-fix, ...) repeated is accepted unless refused here.",
+                "type": "object",
+                "propertyNames": {"title": "header of the interface", "enum": repeatable_headers(spec)},
+                "additionalProperties": {"enum": ["accepted", "refused"]},
+            },
         },
     }
+
+
+def repeatable_headers(spec) -> list[str]:
+    """The header parameters of the spec whose repeats the header-duplicate rule judges (the signature verifier
+    owns the repeats of the signed headers it reads: Signature, Digest, Date, TPP-Signature-Certificate)."""
+    from .spec import as_tuple
+
+    names = {p.key: p.name for op in spec.operations.values() for p in op.header_parameters
+             if "A8" not in as_tuple(p.raw.get("x-assumption")) and p.key != "host"}
+    return sorted(names.values(), key=str.lower)
 
 
 def profile_schema() -> dict:
@@ -256,11 +288,15 @@ class Profile:
     kid_algorithms: tuple[str, ...] = ("mod10", "mod11")
     basket_status_ranking: tuple[tuple[str, tuple[str, ...]], ...] | None = None  # None: the spec's
     signature_algorithms: tuple[str, ...] = ("rsa-sha256",)
-    signature_date_window: _dt.timedelta = _dt.timedelta(minutes=5)
+    signature_date_window: _dt.timedelta | None = _dt.timedelta(minutes=5)  # None: Date freshness not checked
     paths: Mapping[str, str] = {}
     batch_run_times: tuple[str, ...] | None = None  # None: the spec's x-batch-run-times (A25)
     cancellation_refused: RuleOverride | None = None  # None: the spec's x-cancellation (A5, A27)
     logical_duplicates: str = "refused"  # A30
+    error_body: str = "either"  # A6
+    sca_redirect_status: int | None = None  # A24; None: any of the spec's x-sca-page accepted-statuses
+    synthetic_identity_numbers: str = "accepted"  # A16
+    repeated_headers: Mapping[str, str] = {}  # lower-case header name -> "accepted" | "refused"
 
     @classmethod
     def from_mapping(cls, data: Any, source: str = "profile") -> "Profile":
@@ -282,11 +318,15 @@ class Profile:
             kid_algorithms=tuple(kid.get("algorithms", ("mod10", "mod11"))),
             basket_status_ranking=tuple((r["basket"], tuple(r["payments"])) for r in ranking) if ranking else None,
             signature_algorithms=tuple(sig.get("algorithms", ("rsa-sha256",))),
-            signature_date_window=_dt.timedelta(seconds=sig.get("date-window-seconds", 300)),
+            signature_date_window=_date_window(sig.get("date-window-seconds", 300)),
             paths=dict(data.get("paths", {})),
             batch_run_times=tuple(data["batch-run-times"]) if "batch-run-times" in data else None,
             cancellation_refused=RuleOverride(**refused) if refused else None,
             logical_duplicates=data.get("logical-duplicates", "refused"),
+            error_body=data.get("error-body", "either"),
+            sca_redirect_status=data.get("sca-redirect-status"),
+            synthetic_identity_numbers=data.get("synthetic-identity-numbers", "accepted"),
+            repeated_headers={k.lower(): v for k, v in data.get("repeated-headers", {}).items()},
         )
 
     @classmethod
@@ -305,6 +345,10 @@ class Profile:
 
 
 DEFAULT_PROFILE = Profile()
+
+
+def _date_window(seconds: int | None) -> _dt.timedelta | None:
+    return None if seconds is None else _dt.timedelta(seconds=seconds)
 
 
 def _profile_loader():

@@ -9,11 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from validator import Validator
+from validator.context import DEFAULT_PROFILE, Profile
 from validator.findings import ERROR
 from validator.request import resolve_operation
 from validator.spec import Spec
 
 JSON = "application/json"
+# A6: the two documented error bodies, by schema: tppMessages, and the bulk operation's {id, system, status, code,
+# message}; and the ones each error-body choice of a profile accepts on a refusal.
+TPP_MESSAGES, BULK_ERROR = "TppMessagesError", "ErrorBody"
+ERROR_BODIES = {"either": (TPP_MESSAGES, BULK_ERROR), "tpp-messages": (TPP_MESSAGES,), "bulk": (BULK_ERROR,)}
+ERROR_BODY_RULE = "error-body"  # the gate's rule of an answer breaking A6: one finding group per run
+ERROR_BODY_WORDS = {TPP_MESSAGES: '{"tppMessages": [...]}', BULK_ERROR: "{id, system, status, code, message}"}
 
 
 @dataclass(frozen=True)
@@ -24,10 +31,17 @@ class ResponseProblem:
 
 
 class ResponseKinds:
-    def __init__(self, spec: Spec, validator: Validator) -> None:
+    def __init__(self, spec: Spec, validator: Validator, profile: Profile = DEFAULT_PROFILE) -> None:
         self.spec = spec
         self.validator = validator
+        self.profile = profile
         self.kinds = {k.schema_name: k.name for k in spec.kinds.values() if not k.is_request}
+
+    def error_bodies(self, declared: list[str]) -> list[str]:
+        """The error body schemas a refusal may carry where the spec declares ``declared`` (A6, the profile's
+        error-body): either documented body by default, the one a profile pins, or the operation's own."""
+        chosen = ERROR_BODIES.get(self.profile.error_body)
+        return [n for n in declared if n in (TPP_MESSAGES, BULK_ERROR)] if chosen is None else list(chosen)
 
     def problems(self, method: str, path: str, status: int, content_type: str, body: bytes) -> list[ResponseProblem]:
         op = resolve_operation(self.spec, method, path).operation
@@ -49,12 +63,23 @@ class ResponseKinds:
                                     f"{op.operation_id} {status}: Content-Type {content_type!r}, not {JSON}")]
         schema = media.get("schema", {})
         refs = [schema.get("$ref")] + [s.get("$ref") for s in schema.get("anyOf", ())]
-        kinds = [self.kinds[r.rsplit("/", 1)[1]] for r in refs if r and r.rsplit("/", 1)[1] in self.kinds]
+        names = [r.rsplit("/", 1)[1] for r in refs if r]
+        errors = [n for n in names if n in (TPP_MESSAGES, BULK_ERROR)]
+        if errors:
+            names = [n for n in names if n not in errors] + self.error_bodies(errors)
+        kinds = [self.kinds[n] for n in names if n in self.kinds]
         if not kinds:
             return []
         reports = [self.validator.validate_bytes(body, kind) for kind in kinds]
         if any(r.valid for r in reports):
             return []
         best = min(reports, key=lambda r: len(r.errors))
+        if errors:
+            as_error = [r for r, n in zip(reports, [n for n in names if n in self.kinds]) if n in (TPP_MESSAGES, BULK_ERROR)]
+            closest = min(as_error or reports, key=lambda r: len(r.errors))
+            why = next((f"{f.pointer or '/'} {f.message}" for f in closest.errors), "")
+            wanted = " or ".join(ERROR_BODY_WORDS[n] for n in self.error_bodies(errors))
+            return [ResponseProblem(ERROR_BODY_RULE, "A6", f"{op.operation_id} {status}: the body is not {wanted}"
+                                    f"{' (' + why + ')' if why else ''}")]
         return [ResponseProblem(f.rule, f.ref or "", f"{op.operation_id} {status} as {best.kind}: {f.pointer or '/'} "
                                 f"{f.message}") for f in best.findings if f.severity == ERROR][:3]

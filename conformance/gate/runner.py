@@ -47,6 +47,7 @@ class RunResult:
     exercised_rules: set[str] = field(default_factory=set)
     exercised_refs: set[str] = field(default_factory=set)
     seconds: float = 0.0
+    error_bodies: int = 0   # refusals whose error body is not the documented one (A6): one finding for them all
 
     @property
     def findings(self) -> list[Finding]:
@@ -112,6 +113,7 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
         result.cases = list(session.cases)
         result.exercised_rules = set(session.exercised_rules)
         result.exercised_refs = set(session.exercised_refs)
+        result.error_bodies = session.error_bodies
     finally:
         session.close()
     result.seconds = time.perf_counter() - started
@@ -169,5 +171,23 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
             result.cases.extend(part.cases)
             result.exercised_rules |= part.exercised_rules
             result.exercised_refs |= part.exercised_refs
+            result.error_bodies += part.error_bodies
+    _one_error_body_finding(result)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _one_error_body_finding(result: RunResult) -> None:
+    """The worker processes' A6 findings as one for the run: the first, counting every process's answers."""
+    from .responses import ERROR_BODY_RULE
+    from .session import error_body_message
+
+    found = [(o, f) for o in result.outcomes for f in o.findings if f.rule == ERROR_BODY_RULE]
+    if len(found) < 2:
+        return
+    first = found[0][1]
+    first.message = error_body_message(result.error_bodies, first.message.split("; the first: ", 1)[-1])
+    for outcome, finding in found[1:]:
+        outcome.findings.remove(finding)
+        if not outcome.findings and outcome.status == "failed":
+            outcome.status = "passed"

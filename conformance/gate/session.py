@@ -32,7 +32,7 @@ from validator.spec import Spec
 
 from .model import Answer, Expected, Finding, NotExercised, Outcome, bounded_headers, fingerprint, printable
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool
-from .responses import ResponseKinds
+from .responses import ERROR_BODY_RULE, ResponseKinds, ResponseProblem
 
 # The ids a target issues in its creation answers (the spec's PaymentInitiationResponse, SigningBasketResponse and
 # StartAuthorisationResponse members).
@@ -154,12 +154,17 @@ class Session:
     # issue random ids, and the cases a seed sends are the same cases whatever ids it chose.
     _issued: dict[str, str] = field(default_factory=dict)
     _issued_pattern: Any = None
+    # A6: answers whose error body is not a documented one (the profile's error-body), reported as one finding
+    # for the run: the first (the finding, the first answer's words) and how many.
+    error_bodies: int = 0
+    _error_body: tuple[Finding, str] | None = None
 
     def __post_init__(self) -> None:
         self.validator = Validator(spec=self.spec, profile=self.profile)
-        self.responses = ResponseKinds(self.spec, Validator(spec=self.spec, profile=self.profile))
+        self.responses = ResponseKinds(self.spec, Validator(spec=self.spec, profile=self.profile), self.profile)
         self.catalogue = catalogue()
         self._lock = threading.Lock()
+        self._error_body_lock = threading.Lock()
         self._clients: list[SignedClient] = []
         self.pool = ConnectionPool(self.max_connections)
 
@@ -208,13 +213,45 @@ class Session:
         self.outcome(operation).cases += 1
         self.record_case(operation, request)
         self.learn_issued_ids(response)
-        path = request.target.split("?", 1)[0]
-        for problem in self.responses.problems(request.method, path, response.status_code,
-                                               response.headers.get("content-type", ""), response.content):
+        for problem in self.response_problems(exchange):
             self.exercised_rules.add(problem.rule)
             self.disagree(exchange, rule=problem.rule, ref=problem.ref, expected="an answer the spec declares",
                           message=f"response: {problem.message}")
         return exchange
+
+    def response_problems(self, exchange: Exchange, content_type: str | None = None) -> list[ResponseProblem]:
+        """What is wrong with an answer per the spec and the response kinds; an error body that is not a documented
+        one (A6) is counted towards the run's one finding of it, not returned."""
+        request, response = exchange.request, exchange.response
+        if content_type is None:
+            content_type = response.headers.get("content-type", "")
+        problems = self.responses.problems(request.method, request.target.split("?", 1)[0], response.status_code,
+                                           content_type, response.content)
+        for problem in problems:
+            if problem.rule == ERROR_BODY_RULE:
+                self.count_error_body(exchange, problem)
+        return [p for p in problems if p.rule != ERROR_BODY_RULE]
+
+    def count_error_body(self, exchange: Exchange, problem: ResponseProblem) -> None:
+        self.exercised_rules.add(ERROR_BODY_RULE)
+        self.exercised_refs.add("A6")
+        with self._error_body_lock:
+            self.error_bodies += 1
+            if self._error_body is not None:
+                first, words = self._error_body
+                first.message = error_body_message(self.error_bodies, words)
+                return
+            self.disagree(exchange, rule=ERROR_BODY_RULE, ref="A6", expected=self._documented_error_body(),
+                          message=error_body_message(1, problem.message))
+            found = self.outcome(exchange.operation).findings
+            self._error_body = (next(f for f in reversed(found) if f.rule == ERROR_BODY_RULE), problem.message)
+
+    def _documented_error_body(self) -> str:
+        choice = self.profile.error_body
+        return {"either": "a documented error body: tppMessages or {id, system, status, code, message} (A6)",
+                "tpp-messages": "the tppMessages error body (profile error-body: tpp-messages, A6)",
+                "bulk": "the {id, system, status, code, message} error body (profile error-body: bulk, A6)",
+                }.get(choice, "the operation's documented error body (profile error-body: per-operation, A6)")
 
     def record_case(self, operation: str, request: PreparedRequest) -> None:
         """Remember what was sent (for the run's case digest: same seed, same cases), ids the target issued named."""
@@ -272,6 +309,30 @@ class Session:
         if parsed.request is not None:
             parsed = Parsed(dataclasses.replace(parsed.request, body=request.body, body_is_exact=True), parsed.problems)
         return request_findings(self.validator_at(at or self.now(), context), parsed)
+
+    def findings_by_decision(self, request: PreparedRequest, *, at: _dt.datetime | None = None,
+                             context: Context | None = None) -> list[ValidatorFinding]:
+        """The validator's findings for a request with the rules' own severities (the profile's rules not
+        applied): what a request breaks whatever the profile made of it."""
+        plain = self.__dict__.get("_plain_validator")
+        if plain is None:
+            plain = self._plain_validator = Validator(spec=self.spec, profile=self.profile._replace(rules={}))
+        parsed = parse_envelope({"method": request.method, "path": request.target, "headers": request.headers})
+        if parsed.request is not None:
+            parsed = Parsed(dataclasses.replace(parsed.request, body=request.body, body_is_exact=True), parsed.problems)
+        v = copy.copy(plain)
+        v.now = at or self.now()
+        from validator.context import today_in_oslo
+
+        v.today, v.today_given = today_in_oslo(v.now), False
+        if context is not None:
+            v.context = context
+        return request_findings(v, parsed)
+
+    def rule_off(self, rule: str) -> bool:
+        """The profile turned the rule off (severity: off): its checks are not exercised."""
+        override = self.profile.rules.get(rule)
+        return bool(override and override.severity == "off")
 
     def predict(self, request: PreparedRequest, *, success: tuple[int, ...], at: _dt.datetime | None = None,
                 context: Context | None = None) -> tuple[Expected, list[ValidatorFinding]]:
@@ -333,6 +394,12 @@ class Session:
     def resolve(self, method: str, path: str) -> str | None:
         op = resolve_operation(self.spec, method, path).operation
         return op.operation_id if op else None
+
+
+def error_body_message(count: int, first: str) -> str:
+    """The run's one A6 finding: how many refusals carried another error body, and the first of them."""
+    return (f"{count} refusal{'s' if count != 1 else ''} of the run carried an error body that is not the documented "
+            f"one (A6; a profile states the choice with error-body); the first: {first}")
 
 
 class TargetUnreachable(Exception):

@@ -113,14 +113,16 @@ def _error_schema(op: Operation | None, status: int) -> str | None:
     return "ErrorBody" if "#/components/schemas/ErrorBody" in refs else None
 
 
-def error_reply(op: Operation | None, status: int, messages: list[tuple[str, str | None, str]]) -> Reply:
+def error_reply(op: Operation | None, status: int, messages: list[tuple[str, str | None, str]],
+                body: str = "per-operation") -> Reply:
     """An error answer: ``messages`` are (code, path, text), the first deciding. The bulk operation answers the
-    document's ``{id, system, status, code, message}``; every other operation tppMessages (A6)."""
+    document's ``{id, system, status, code, message}``; every other operation tppMessages (A6). ``body`` is the
+    profile's error-body: ``bulk`` or ``tpp-messages`` answers that one everywhere."""
     code = messages[0][0]
-    if _error_schema(op, status) == "ErrorBody":
+    if body == "bulk" or (body != "tpp-messages" and _error_schema(op, status) == "ErrorBody"):
         text = "; ".join(f"{t} ({p})" if p else t for _c, p, t in messages)
-        return Reply(status, {"id": str(uuid.uuid4()), "system": op.path.split("/")[2], "status": status,
-                              "code": code, "message": text})
+        return Reply(status, {"id": str(uuid.uuid4()), "system": op.path.split("/")[2] if op else "sandbox",
+                              "status": status, "code": code, "message": text})
     tpp = []
     for c, p, t in messages:
         message = {"category": "ERROR", "code": c}
@@ -138,7 +140,8 @@ def _message_path(pointer: str) -> str | None:
     return pointer or None
 
 
-def refusal(findings: list[Finding], faults: F.ActiveFaults, op: Operation | None) -> Reply | None:
+def refusal(findings: list[Finding], faults: F.ActiveFaults, op: Operation | None,
+            body: str = "per-operation") -> Reply | None:
     """The answer to a request with error findings, or None when it passes. Fault switches that hide rules are
     consulted here: the only path by which an error finding goes unanswered."""
     hidden = faults.hidden_rules
@@ -149,7 +152,8 @@ def refusal(findings: list[Finding], faults: F.ActiveFaults, op: Operation | Non
     errors.sort(key=lambda f: rank.get(f.status or 400, len(rank)))
     status = errors[0].status or 400
     first = [f for f in errors if (f.status or 400) == status]
-    return error_reply(op, status, [(f.code or "FORMAT_ERROR", _message_path(f.pointer), f.message) for f in first])
+    return error_reply(op, status, [(f.code or "FORMAT_ERROR", _message_path(f.pointer), f.message) for f in first],
+                       body)
 
 
 def refusals(spec: Spec, profile: Profile) -> dict[str, tuple[int, str]]:
@@ -165,7 +169,7 @@ def refused_reply(s: "Sandbox", op: Operation | None, refused: Refused) -> Reply
     status, code = s.refusals[refused.reason]
     if refused.reason == D.PAYMENT_FAILED and F.LACK_OF_FUNDS_500 in s.faults:
         status, code = 500, "SYSTEM_ERROR"
-    return error_reply(op, status, [(code, refused.path, refused.text)])
+    return error_reply(op, status, [(code, refused.path, refused.text)], s.profile.error_body)
 
 
 def respond(reply: Reply) -> Response:
@@ -249,7 +253,8 @@ def check(s: Sandbox, request: Request, body: bytes) -> Checked | Reply:
     headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.scope["headers"]]
     parsed = parse_envelope({"method": request.method, "path": target, "headers": headers})
     if parsed.request is None:
-        return error_reply(None, 400, [("FORMAT_ERROR", p.pointer, p.message) for p in parsed.problems])
+        return error_reply(None, 400, [("FORMAT_ERROR", p.pointer, p.message) for p in parsed.problems],
+                           s.profile.error_body)
     req = dataclasses.replace(parsed.request, body=body, body_is_exact=True)
     header_map = {k.lower(): v for k, v in req.headers}
     tpp = tpp_identity(header_map.get("tpp-signature-certificate"))
@@ -260,11 +265,12 @@ def check(s: Sandbox, request: Request, body: bytes) -> Checked | Reply:
     if op is not None and op.request_schema_ref and op.request_schema_ref.endswith("/SigningBasketRequest"):
         v.context = _basket_context(s, tpp, body) or v.context
     findings = request_findings(v, Parsed(req, parsed.problems))
-    answer = refusal(findings, s.faults, op)
+    answer = refusal(findings, s.faults, op, s.profile.error_body)
     if answer is not None:
         return answer
     if op is None or tpp is None:  # only with fault switches that hide what makes these errors
-        return error_reply(op, 404 if op is None else 401, [("RESOURCE_UNKNOWN" if op is None else "CERTIFICATE_INVALID", None, "not served")])
+        return error_reply(op, 404 if op is None else 401, [("RESOURCE_UNKNOWN" if op is None else "CERTIFICATE_INVALID", None, "not served")],
+                           s.profile.error_body)
     value = None
     if body:
         try:
@@ -283,7 +289,8 @@ def _serve(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -
     if isinstance(checked, Reply):
         return checked
     if handler is None:
-        return error_reply(checked.op, 404, [("RESOURCE_UNKNOWN", None, "not served by the sandbox")])
+        return error_reply(checked.op, 404, [("RESOURCE_UNKNOWN", None, "not served by the sandbox")],
+                           s.profile.error_body)
     if checked.method not in WRITE_METHODS:
         return _serve_read(s, checked, handler)
     request_id = checked.headers.get("x-request-id", "")
@@ -330,7 +337,7 @@ def _guarded(s: Sandbox, request: Request, body: bytes, handler: Handler | None)
     except Exception:  # a defect answers 500 SYSTEM_ERROR in the interface's error body, never a traceback
         log.exception("sandbox defect on %s %s", request.method, request.url.path)
         op = resolve_operation(s.spec, request.method, request.url.path, paths=s.profile.paths).operation
-        return error_reply(op, 500, [("SYSTEM_ERROR", None, "internal error of the sandbox")])
+        return error_reply(op, 500, [("SYSTEM_ERROR", None, "internal error of the sandbox")], s.profile.error_body)
 
 
 async def serve(request: Request, handler: Handler | None) -> Response:
@@ -339,7 +346,8 @@ async def serve(request: Request, handler: Handler | None) -> Response:
     body = await read_body(request, MAX_BODY_BYTES)
     if body is None:
         op = resolve_operation(s.spec, request.method, request.url.path, paths=s.profile.paths).operation
-        return respond(error_reply(op, 400, [("FORMAT_ERROR", "/body", f"the body exceeds {MAX_BODY_BYTES:,} bytes")]))
+        return respond(error_reply(op, 400, [("FORMAT_ERROR", "/body", f"the body exceeds {MAX_BODY_BYTES:,} bytes")],
+                                   s.profile.error_body))
     return respond(await run_in_threadpool(_guarded, s, request, body, handler))
 
 

@@ -1,7 +1,8 @@
 """The SCA page of the sandbox (A24): where the PSU's browser goes from ``_links.scaRedirect``.
 
 Not an API operation (no signature, not in the spec's paths). ``GET`` shows what is being authorised and a form
-(method POST) with one field, ``customerNumber``; ``POST`` of that form answers 303 to the TPP-Redirect-URI the
+(method POST) with one field, ``customerNumber``; ``POST`` of that form answers 303 (302 when the profile says
+``sca-redirect-status: 302``) to the TPP-Redirect-URI the
 authorisation was started with, adding ``psu-id`` and ``tpp-session-id`` to its query on success, or ``message``
 on failure.
 """
@@ -25,6 +26,7 @@ from .wire import read_body
 PAGE_PREFIX = "/sca"
 FORM_LIMIT = 64 * 1024
 FIELD = load_spec().document["x-sca-page"]["post"]["fields"][0]  # customerNumber (A24)
+REDIRECT_STATUS = load_spec().document["x-sca-page"]["post"]["status"]  # 303 (A24)
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;background:#f3f5f8;color:#1d2733;margin:0}
@@ -141,7 +143,8 @@ def _submit(sandbox, token: str, body: bytes) -> Response:
         except Refused as refused:
             ok, message, psu_id = False, refused.text, None
     params = {"psu-id": psu_id, "tpp-session-id": authorisation["session_id"]} if ok else {"message": message}
-    return RedirectResponse(with_query(authorisation["redirect_uri"], params), status_code=303)
+    status = sandbox.profile.sca_redirect_status or REDIRECT_STATUS  # A24: the profile's choice, else the spec's
+    return RedirectResponse(with_query(authorisation["redirect_uri"], params), status_code=status)
 
 
 async def page(request: Request) -> Response:

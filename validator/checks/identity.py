@@ -145,6 +145,16 @@ def check_norwegian_identity_number(value: object) -> tuple[Problem, ...]:
     return OK
 
 
+SYNTHETIC_MONTH_OFFSET = 80
+
+
+def is_synthetic_test_number(value: object) -> bool:
+    """True for 11 digits whose month carries the synthetic test number marker (month + 80); whether the number is
+    otherwise valid is :func:`check_norwegian_identity_number`'s to say."""
+    return (isinstance(value, str) and len(value) == 11 and value.isascii() and value.isdigit()
+            and int(value[2:4]) > SYNTHETIC_MONTH_OFFSET)
+
+
 def is_valid_norwegian_identity_number(value: object) -> bool:
     return not check_norwegian_identity_number(value)
 
@@ -152,5 +162,5 @@ def is_valid_norwegian_identity_number(value: object) -> bool:
 __all__ = [
     "NIN_TYPE", "NIN_FORMAT", "NIN_DATE", "NIN_CHECK_DIGIT", "is_uuid",
     "check_norwegian_identity_number", "is_valid_norwegian_identity_number",
-    "identity_number_kind", "norwegian_identity_control_digits",
+    "identity_number_kind", "norwegian_identity_control_digits", "is_synthetic_test_number", "SYNTHETIC_MONTH_OFFSET",
 ]

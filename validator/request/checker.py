@@ -169,7 +169,7 @@ def request_findings(v: PayloadEngine, parsed: Parsed, *, source: str = "<reques
         out.problems.extend(resolution.problems)
         op = resolution.operation
         if op is not None:
-            check_headers(v.spec, op, req, out, MAX_HEADER_LENGTH)
+            check_headers(v.spec, op, req, out, MAX_HEADER_LENGTH, v.profile)
             check_query(v.spec, op, req, out)
             extra.extend(_check_body(v, op, req, out, source))
             extra.extend(_verify(v, op, req))

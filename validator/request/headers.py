@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..context import DEFAULT_PROFILE, Profile
 from ..findings import WARNING
 from ..schema import FORMAT_CHECKS
 from ..schema import short_value as _short
@@ -101,8 +102,10 @@ def _plan(spec: Spec, op: Operation) -> _HeaderPlan:
     return plan
 
 
-def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems, max_length: int) -> None:
+def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems, max_length: int,
+                  profile: Profile = DEFAULT_PROFILE) -> None:
     plan = _plan(spec, op)
+    repeats = profile.repeated_headers
     index: dict[str, list[str]] = {}
     for name, value in req.headers:
         lname = name.lower()
@@ -126,9 +129,10 @@ def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems, ma
             continue
         if check.owned_by_verifier:
             continue  # presence, format and repeats: the signature verifier (A8)
-        if len(values) > 1 and not check.listed:
+        if len(values) > 1 and repeats.get(check.key, "accepted" if check.listed else "refused") == "refused":
+            why = "the profile refuses its repeats" if check.listed else "it takes one value"
             out.add(HEADER_DUPLICATE, header_pointer(check.param.name),
-                    f"{check.param.name} occurs {len(values)} times; it takes one value")
+                    f"{check.param.name} occurs {len(values)} times; {why}")
         if any(len(v) > max_length for v in values):
             continue  # header-oversized (verifier); not parsed further
         for value in ([", ".join(values)] if check.listed else values):
@@ -142,6 +146,8 @@ def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems, ma
                         check.found.clear()
                     check.found[value] = found
             out.problems.extend(found)
+            if check.key == PSU_IDENTITY_HEADER and not found and profile.synthetic_identity_numbers == "refused":
+                _refuse_synthetic(check.param, value, out)  # after the cache: the value's check is the profile's
     # A7: a corporate PSU needs PSU-Corporate-ID
     declared = plan.declared
     if CORPORATE_ID_HEADER in declared and CORPORATE_ID_HEADER not in index \
@@ -191,6 +197,16 @@ def _check_header_value(spec: Spec, op: Operation, check: _HeaderCheck, value: s
             out.add(PSU_IDENTITY_INVALID, header_pointer(p.name), f"X-PSU-IDENTITY: {issue.message}")
     if check.code_set:
         _check_code_list(spec, op, p, check.code_set, value, out)
+
+
+def _refuse_synthetic(p: Parameter, value: str, out: Problems) -> None:
+    """A16 as the profile states it: a synthetic test number (month + 80) is not accepted."""
+    from ..checks.identity import is_synthetic_test_number
+
+    if is_synthetic_test_number(value):
+        out.add(PSU_IDENTITY_INVALID, header_pointer(p.name),
+                f"X-PSU-IDENTITY {value} is a synthetic test number (month + 80), which this implementation refuses "
+                "(profile: synthetic-identity-numbers: refused, A16)")
 
 
 def _conforms(fmt: str, value: str) -> bool:

@@ -98,8 +98,8 @@ _rule("header-recommended-format", "Header value in its recommended format",
       bad=recipe(SEPA, "/headers/X-Request-ID", set=[["/headers/X-Request-ID", "req-2026-07-01-0001"]]))
 _rule("psu-identity-invalid", "X-PSU-IDENTITY a valid national identity number",
       "X-PSU-IDENTITY carries a Norwegian national identity number, D-number or H-number whose two MOD11 control "
-      "digits are right and whose date exists; synthetic test numbers (month + 80) are accepted (A16). Otherwise "
-      "400 FORMAT_ERROR.",
+      "digits are right and whose date exists; synthetic test numbers (month + 80) are accepted (A16), unless the "
+      "profile says synthetic-identity-numbers: refused. Otherwise 400 FORMAT_ERROR.",
       ref=REF_PSU, assumptions=["A16"],
       good=recipe(SEPA, set=[["/headers/X-PSU-IDENTITY", VALID_NIN]]),
       bad=recipe(SEPA, "/headers/X-PSU-IDENTITY", set=[["/headers/X-PSU-IDENTITY", VALID_NIN[:-1] + "1"]]))
@@ -132,7 +132,8 @@ _rule("header-not-accepted", "Header accepted by the operation",
       bad=recipe(SEPA, "/headers/Content-Type", set=[["/headers/Content-Type", "application/json"]]))
 _rule("header-duplicate", "Single-valued header once",
       "A header that takes one value occurs more than once; which one the service reads is undefined. List "
-      "headers (Accept*, PSU-Accept*, Digest, x-accept-fix) may repeat. 400 FORMAT_ERROR.",
+      "headers (Accept*, PSU-Accept*, Digest, x-accept-fix) may repeat. 400 FORMAT_ERROR. A profile states the "
+      "choice per header (repeated-headers: {X-Request-ID: accepted, Accept-Language: refused}).",
       ref=REF_HEADERS,
       good=recipe(SEPA, set=[["/headers/Accept-Language", "nb"], ["/headers/accept-language", "en;q=0.5"]]),
       bad=recipe(SEPA, "/headers/TPP-Session-ID", set=[["/headers/tpp-session-id", "another-session"]]))

@@ -32,7 +32,7 @@ from .rules import PROFILE_SIGNED_HEADERS, SIGNATURE_RULES
 @dataclass(frozen=True)
 class VerifyOptions:
     now: _dt.datetime | None = None
-    date_window: _dt.timedelta = _dt.timedelta(minutes=5)
+    date_window: _dt.timedelta | None = _dt.timedelta(minutes=5)  # None: Date freshness is not checked
     allowed_algorithms: tuple[str, ...] = ("rsa-sha256",)
     digest_required: bool = True
     signature_required: bool = True
@@ -191,7 +191,7 @@ def _verify(request: SignableRequest, options: VerifyOptions) -> list[Finding]:
             date_time = parse_imf_fixdate(date_value)
         except ValueError as exc:
             out.add("date-malformed", "date", str(exc))
-        if date_time is not None and options.now is not None:
+        if date_time is not None and options.now is not None and options.date_window is not None:
             now = options.now if options.now.tzinfo else options.now.replace(tzinfo=_dt.timezone.utc)
             skew = date_time - now
             if abs(skew) > options.date_window:

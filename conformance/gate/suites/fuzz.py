@@ -259,9 +259,7 @@ def send_case(session: Session, operation, case, *, negative: bool, context: Con
                            f"{what}: the validator expects {expected.describe()} ({expected.why}); the target "
                            f"answered {exchange.answer.describe()}")
     _remember(session, case, request.target, response)
-    path = request.target.split("?", 1)[0]
-    problems = session.responses.problems(request.method, path, response.status_code, _content_type(response),
-                                          response.content)
+    problems = session.response_problems(exchange, _content_type(response))
     if problems:
         p = problems[0]
         raise Disagreement(exchange, "an answer the spec declares", p.rule, f"response: {p.message}")

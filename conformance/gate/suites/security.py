@@ -14,7 +14,7 @@ from validator.signing import SignableRequest, sign_request
 from validator.signing.digest import compute_digest
 from validator.signing.keyid import format_key_id
 
-from ..model import Expected, check
+from ..model import Expected, NotExercised, check
 from ..session import Session
 from .data import REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE, sepa_body
 
@@ -51,13 +51,25 @@ def _refused(rule_hint: str, title: str, build: Callable[[Session, _dt.datetime]
         now = session.now()
         request = build(session, (at or (lambda s: now))(session))
         expected, errors = session.predict(request, success=(201,), at=now)
-        if not errors:
-            raise RuntimeError(f"the validator accepts the request meant to break {rule_hint}: the check is wrong")
+        rule = errors[0].rule if errors else _relaxed_by_profile(session, request, now, rule_hint)
         exchange = session.send(session.client(), request, OPERATION)
-        session.expect(exchange, expected, rule=errors[0].rule, ref=", ".join(REFS),
+        session.expect(exchange, expected, rule=rule, ref=", ".join(REFS),
                        message=f"{title}: expected {expected.describe()} ({expected.why}), "
                                f"the target answered {exchange.answer.describe()}")
     return run
+
+
+def _relaxed_by_profile(session: Session, request: PreparedRequest, now: _dt.datetime, rule_hint: str) -> str:
+    """The rule a request the validator accepts was built to break, when the profile made it a warning (the
+    target must accept it: the check goes on expecting 201). A rule turned off is not exercised; a request that
+    breaks nothing even by the decisions' own severities is a wrong check."""
+    broken = [f.rule for f in session.findings_by_decision(request, at=now) if f.severity == "error"]
+    if not broken:
+        raise RuntimeError(f"the validator accepts the request meant to break {rule_hint}: the check is wrong")
+    off = [r for r in dict.fromkeys(broken) if session.rule_off(r)]
+    if off:
+        raise NotExercised(f"{', '.join(off)} off in the profile")
+    return broken[0]
 
 
 def unsigned(session: Session, at: _dt.datetime) -> PreparedRequest:
@@ -102,7 +114,10 @@ def stale_date(session: Session, at: _dt.datetime) -> PreparedRequest:
 
 
 def _stale(session: Session) -> _dt.datetime:
-    return session.now() - session.profile.signature_date_window - _dt.timedelta(minutes=10)
+    window = session.profile.signature_date_window
+    if window is None:
+        raise NotExercised("no Date window in the profile (signature: {date-window-seconds: null})")
+    return session.now() - window - _dt.timedelta(minutes=10)
 
 
 def replayed_signature(session: Session, at: _dt.datetime) -> PreparedRequest:

@@ -15,7 +15,8 @@ rule):
   sent with a payment the target holds (created once per run), so its header rules are all it can break.
 
 One check per mutated rule (``semantic:<rule id>``) and one for the valid controls (``semantic:valid-control``:
-valid payloads, and valid optional headers: a synthetic test national identity number, month + 80, x-accept-fix
+valid payloads, and valid optional headers: a national identity number (a synthetic test number, month + 80, is
+sent by ``semantic:psu-identity-invalid`` as its control, A16), x-accept-fix
 aliases, a corporate PSU with its id). Rules no request can break alone, and kinds whose creation depends on the
 target's state, are left out with the reason the coverage report gives (:func:`left_out_reason`).
 """
@@ -23,15 +24,16 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from conformance.client import PreparedRequest, SignedClient
 from conformance.mutations import (MUTATIONS, REQUEST_LEFT_OUT, REQUEST_MUTATIONS, REQUEST_OPERATIONS, draft_of,
-                                   mutate, mutate_request, payloads, signed_draft, valid_optional_headers,
-                                   _KIND as MUTATION_STATE)
+                                   mutate, mutate_request, payloads, signed_draft, synthetic_identity_number,
+                                   valid_optional_headers, _KIND as MUTATION_STATE)
 from validator.context import Context, PaymentFacts
 from validator.rules import catalogue
 
@@ -83,7 +85,7 @@ def _where(session: Session, operation: str) -> dict[str, Any]:
 
 
 def _search(session: Session, client: SignedClient, operation: str, rule_id: str | None, what: str, build,
-            success: tuple[int, ...], *, examples: int | None = None) -> int:
+            success: tuple[int, ...], *, examples: int | None = None, ref: str = "") -> int:
     """Run the Hypothesis search for one (rule, operation) pair: ``build(data)`` draws a request and its context;
     the validator predicts its answer; a disagreement becomes one shrunk finding. Returns the number of cases sent."""
     sent = 0
@@ -107,9 +109,7 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
             rule = rule_id or (errors[0].rule if errors else CONTROL)
             raise Disagreement(exchange, expected.describe(), rule, f"{what}: the validator expects "
                                f"{expected.describe()} ({expected.why}); the target answered {exchange.answer.describe()}")
-        path = request.target.split("?", 1)[0]
-        problems = session.responses.problems(request.method, path, response.status_code,
-                                              response.headers.get("content-type", ""), response.content)
+        problems = session.response_problems(exchange)
         if problems:
             p = problems[0]
             raise Disagreement(exchange, "an answer the spec declares", p.rule, f"response: {p.message}")
@@ -117,7 +117,8 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
     try:
         search()
     except Disagreement as found:
-        session.disagree(found.exchange, rule=found.rule, ref="", expected=found.expected, message=found.message)
+        session.disagree(found.exchange, rule=found.rule, ref=ref if found.rule == rule_id else "",
+                         expected=found.expected, message=found.message)
     session.outcome(operation).cases += sent
     return sent
 
@@ -182,7 +183,8 @@ def _basket_of_a_held_payment(session: Session) -> tuple[dict, Context]:
     return held
 
 
-def request_probe(session: Session, operation: str, rule_id: str | None, site=None, *, examples: int | None = None) -> int:
+def request_probe(session: Session, operation: str, rule_id: str | None, site=None, *, examples: int | None = None,
+                  control=None) -> int:
     """A request of ``operation`` (its body valid) changed at ``site`` to break ``rule_id`` of the request kind
     (headers, query, path, method, signature; None: valid optional headers as the control), signed over the exact
     bytes sent."""
@@ -196,7 +198,9 @@ def request_probe(session: Session, operation: str, rule_id: str | None, site=No
     def build(data: st.DataObject):
         unsigned = client.prepare(operation, body=body, sign=False, **where)
         draft = draft_of(operation, unsigned.method, unsigned.target, unsigned.headers, unsigned.body)
-        if rule_id is None:
+        if control is not None:
+            control.change(draft, site, data)
+        elif rule_id is None:
             valid_optional_headers(draft, data)
         else:
             mutate_request(rule_id, draft, site, data)
@@ -204,7 +208,38 @@ def request_probe(session: Session, operation: str, rule_id: str | None, site=No
 
     what = f"a {operation} request breaking only {rule_id} at {_site_name(site)}" if rule_id else \
         f"a valid {operation} request with optional headers"
-    return _search(session, client, operation, rule_id, what, build, _created(session, operation), examples=examples)
+    if control is not None:
+        what = f"a {operation} request with {control.what}"
+    return _search(session, client, operation, rule_id, what, build, _created(session, operation), examples=examples,
+                   ref=control.ref if control is not None else "")
+
+
+@dataclass(frozen=True)
+class RuleControl:
+    """A value on the edge of a rule that a decision accepts and a profile may refuse: sent at each of the rule's
+    sites, the validator (with the profile) predicting the answer; a disagreement names the decision."""
+
+    what: str
+    ref: str
+    change: Callable[[Any, Any, st.DataObject], None]
+
+
+# A16: a synthetic test national identity number (month + 80) is accepted unless the profile refuses it
+# (synthetic-identity-numbers); sent beside the rule's mutants, so an implementation refusing it is reported once,
+# under the rule and the decision.
+RULE_CONTROLS = {
+    "psu-identity-invalid": RuleControl("a synthetic test X-PSU-IDENTITY (month + 80)", "A16",
+                                        lambda draft, name, data: draft.set_header(name, synthetic_identity_number(data))),
+    # A list header sent as two lines is one list (RFC 9110 5.3): accepted unless the profile's repeated-headers
+    # refuses it for Accept-Language.
+    "header-duplicate": RuleControl("Accept-Language sent twice (a list header)", "",
+                                    lambda draft, _name, data: _repeat_list_header(draft, "Accept-Language")),
+}
+
+
+def _repeat_list_header(draft, name: str) -> None:
+    draft.set_header(name, "nb")
+    draft.headers.append((name.lower(), "en;q=0.5"))
 
 
 def _site_name(site) -> str:
@@ -214,6 +249,7 @@ def _site_name(site) -> str:
 def _run_request(rule_id: str):
     """Every operation that offers the rule a site, every site at least once (the examples spread over the sites)."""
     def run(session: Session) -> None:
+        _unless_off(session, rule_id)
         for operation in REQUEST_OPERATIONS:
             sites = REQUEST_MUTATIONS[rule_id].sites(session.spec.operation(operation))
             if not sites:
@@ -222,12 +258,20 @@ def _run_request(rule_id: str):
             try:
                 for site in sites:
                     request_probe(session, operation, rule_id, site, examples=each)
+                if rule_id in RULE_CONTROLS:
+                    request_probe(session, operation, rule_id, sites[0], control=RULE_CONTROLS[rule_id])
             except NotExercised as why:
                 session.outcome(operation).status = "not-exercised"
                 session.outcome(operation).reason = str(why)
                 continue
             session.exercised_rules.add(rule_id)
     return run
+
+
+def _unless_off(session: Session, rule_id: str | None) -> None:
+    """A rule the profile turned off has nothing to break: its check is not exercised."""
+    if rule_id is not None and session.rule_off(rule_id):
+        raise NotExercised(f"{rule_id} off in the profile")
 
 
 def _run_controls(session: Session) -> None:
@@ -246,6 +290,7 @@ def _what(rule_id: str | None, kind: str) -> str:
 
 def _run(rule_id: str | None, kinds: tuple[str, ...]):
     def run(session: Session) -> None:
+        _unless_off(session, rule_id)
         reached = [k for k in kinds if k in OPERATIONS]
         if not reached:
             raise NotExercised("; ".join(LEFT_OUT.get(k, f"no operation for {k}") for k in kinds))
@@ -288,7 +333,7 @@ def left_out_reason(rule_id: str) -> str | None:
 def register() -> None:
     rules = catalogue()
     check(f"semantic:{CONTROL}", suite="semantic", title="valid requests are accepted (the debtor account need not "
-          "exist at creation), with valid optional headers (a synthetic test X-PSU-IDENTITY, x-accept-fix names and "
+          "exist at creation), with valid optional headers (an X-PSU-IDENTITY, x-accept-fix names and "
           "aliases, a corporate PSU with PSU-Corporate-ID)", refs=("Endpoints", "A26", "A16", "A18"))(_run_controls)
     for rule_id, kinds in _request_mutations().items():
         if not any(k in OPERATIONS for k in kinds):

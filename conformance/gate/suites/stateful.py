@@ -87,14 +87,26 @@ def sca_field(session: Session) -> str:
 
 def authorise(session: Session, client: SignedClient, pid: str, customer_number: str, *, check_id: str,
               where: dict = SEPA) -> dict[str, list[str]]:
-    """Start the authorisation (201 with scaRedirect), read the SCA page and submit the form; the query of the 303
-    Location (psu-id / tpp-session-id, or message)."""
+    """Start the authorisation (201 with scaRedirect), read the SCA page and submit the form; the query of the
+    redirect's Location (303 or 302, A24: psu-id / tpp-session-id, or message)."""
     started = session.call(client, "startPaymentAuthorisation", path={**where, "paymentId": pid},
                            headers=AUTHORISE_HEADERS)
     if not session.expect(started, CREATED, rule=check_id, ref="A23",
                           message=f"starting the authorisation answered {started.answer.describe()}"):
         raise Broken("startPaymentAuthorisation")
     return submit_sca(session, started, customer_number, check_id=check_id)
+
+
+# The gate's rules of the SCA page (A24), the same in every scenario that walks it: one defect, one finding group.
+SCA_PAGE_RULE, SCA_REDIRECT_RULE = "sca-page", "sca-redirect"
+
+
+def sca_redirect_statuses(session: Session) -> tuple[int, ...]:
+    """The statuses a submitted SCA form may answer (A24): the profile's sca-redirect-status, else each of the
+    spec's accepted ones (303, 302)."""
+    post = session.spec.document["x-sca-page"]["post"]
+    pinned = session.profile.sca_redirect_status
+    return (pinned,) if pinned else tuple(post["accepted-statuses"])
 
 
 def submit_sca(session: Session, started: Exchange, customer_number: str, *, check_id: str) -> dict[str, list[str]]:
@@ -110,18 +122,23 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
         form = re.search(r'<form[^>]*action="([^"]*)"', page.text or "")
         if page.status_code != 200 or not page.headers.get("content-type", "").startswith("text/html") or not form \
                 or f'name="{field}"' not in page.text:
-            session.disagree(None, rule=check_id, ref="A24", expected=f"200 text/html with a form field {field}",
-                             message=f"the SCA page {url} answered {page.status_code} without the form",
+            session.disagree(None, rule=SCA_PAGE_RULE, ref="A24", expected=f"200 text/html with a form field {field}",
+                             message=f"the SCA page {url} answered {page.status_code} "
+                                     f"{page.headers.get('content-type', '')} without the form",
                              operation="sca-page", response=page)
             raise Broken("sca page")
         action = urljoin(url, html.unescape(form.group(1)))
-        answer = browser.post(action, content=f"{field}={customer_number}".encode(),
-                              headers={"Content-Type": "application/x-www-form-urlencoded"})
+        sent = f"{field}={customer_number}".encode()
+        answer = browser.post(action, content=sent, headers={"Content-Type": "application/x-www-form-urlencoded"})
     location = answer.headers.get("location", "")
-    if answer.status_code != 303 or not location.startswith(REDIRECT.split("?")[0]):
-        session.disagree(None, rule=check_id, ref="A24", expected="303 to the TPP-Redirect-URI",
-                         message=f"submitting the SCA form answered {answer.status_code} {location!r}",
-                         operation="sca-page", response=answer)
+    statuses = sca_redirect_statuses(session)
+    if answer.status_code not in statuses or not location.startswith(REDIRECT.split("?")[0]):
+        wanted = " or ".join(map(str, statuses))
+        pinned = " (the profile's sca-redirect-status)" if session.profile.sca_redirect_status else ""
+        session.disagree(None, rule=SCA_REDIRECT_RULE, ref="A24", expected=f"{wanted}{pinned} to the TPP-Redirect-URI",
+                         message=f"submitting the SCA form answered {answer.status_code} "
+                                 f"{'to ' + repr(location) if location else 'without a Location'}, not {wanted}"
+                                 f"{pinned} to the TPP-Redirect-URI", operation="sca-page", response=answer)
         raise Broken("sca form")
     return parse_qs(urlsplit(location).query)
 
