@@ -170,3 +170,45 @@ def test_every_rule_off_breaks_no_check(tmp_path, identities):
         rule = o.check.split(":", 1)[1]
         if o.check.startswith("semantic:") and rule in rules:
             assert o.status == "not-exercised" and o.reason == f"{rule} off in the profile", (o.check, o.status)
+
+
+# ---------------------------------------------------------------- A6 as the response check and the sandbox see it
+TPP_BODY = b'{"tppMessages":[{"category":"ERROR","code":"FORMAT_ERROR","text":"bad amount"}]}'
+BULK_BODY = b'{"id":"1","system":"payments","status":400,"code":"FORMAT_ERROR","message":"bad amount"}'
+OTHER_BODY = b'{"error":"bad amount"}'
+SEPA_PATH, BULK_PATH = "/v1/payments/sepa-credit-transfers", "/v1/bulk-payments/norwegian-domestic-credit-transfers"
+
+
+@pytest.mark.parametrize("choice, path, body, accepted", [
+    ("either", SEPA_PATH, TPP_BODY, True), ("either", SEPA_PATH, BULK_BODY, True),
+    ("either", BULK_PATH, TPP_BODY, True), ("either", SEPA_PATH, OTHER_BODY, False),
+    ("tpp-messages", BULK_PATH, TPP_BODY, True), ("tpp-messages", SEPA_PATH, BULK_BODY, False),
+    ("bulk", SEPA_PATH, BULK_BODY, True), ("bulk", SEPA_PATH, TPP_BODY, False),
+    ("per-operation", SEPA_PATH, BULK_BODY, False), ("per-operation", BULK_PATH, BULK_BODY, True),
+    ("per-operation", BULK_PATH, TPP_BODY, False),
+])
+def test_the_error_body_choice_in_the_response_check(choice, path, body, accepted):
+    from conformance.gate.responses import ERROR_BODY_RULE, ResponseKinds
+    from validator import Validator
+    from validator.spec import load_spec
+
+    profile = Profile.from_mapping({"error-body": choice})
+    kinds = ResponseKinds(load_spec(), Validator(profile=profile), profile)
+    problems = kinds.problems("POST", path, 400, "application/json", body)
+    assert (problems == []) == accepted, problems
+    assert all(p.rule == ERROR_BODY_RULE and p.ref == "A6" for p in problems)
+
+
+@pytest.mark.parametrize("choice, operation, keys", [
+    ("per-operation", "createSepaCreditTransfer", {"tppMessages"}),
+    ("per-operation", "createBulkPayment", {"id", "system", "status", "code", "message"}),
+    ("bulk", "createSepaCreditTransfer", {"id", "system", "status", "code", "message"}),
+    ("tpp-messages", "createBulkPayment", {"tppMessages"}),
+])
+def test_the_sandbox_answers_the_pinned_error_body(choice, operation, keys):
+    from conformance.sandbox.app import error_reply
+    from validator.spec import load_spec
+
+    reply = error_reply(load_spec().operation(operation), 400, [("FORMAT_ERROR", "/x", "bad")], choice)
+    assert set(reply.body) == keys
+    assert reply.body.get("code", (reply.body.get("tppMessages") or [{}])[0].get("code")) == "FORMAT_ERROR"
