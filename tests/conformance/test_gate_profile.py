@@ -212,3 +212,18 @@ def test_the_sandbox_answers_the_pinned_error_body(choice, operation, keys):
     reply = error_reply(load_spec().operation(operation), 400, [("FORMAT_ERROR", "/x", "bad")], choice)
     assert set(reply.body) == keys
     assert reply.body.get("code", (reply.body.get("tppMessages") or [{}])[0].get("code")) == "FORMAT_ERROR"
+
+
+def test_worker_processes_report_another_error_body_once(tmp_path, identities):
+    path = tmp_path / "gate.yaml"
+    path.write_text("error-body: tpp-messages\n", encoding="utf-8")
+    server = ReferenceServer(profile=Profile.from_mapping({"error-body": "bulk"})).start()
+    try:
+        result = run(RunOptions(server.url, suites=("semantic", "security"), workers=2, max_examples=1,
+                                identities=identities, profile_path=str(path),
+                                checks=("security:unsigned", "semantic:amount-minor-units")))
+    finally:
+        server.stop()
+    (finding,) = result.findings
+    assert finding.rule == "error-body" and int(finding.message.split(" ", 1)[0]) == result.error_bodies >= 2
+    assert [o.check for o in result.outcomes if o.status == "failed"] == [finding.check]
