@@ -60,7 +60,9 @@ class OpenPoint:
 
 OPEN_POINTS = [
     # A6: the bulk body on every refusal; the default accepts either documented body, a tppMessages pin does not.
-    OpenPoint("A6 error-body bulk", {"error-body": "bulk"}, ("security:unsigned", "semantic:amount-minor-units"),
+    OpenPoint("A6 error-body bulk", {"error-body": "bulk"},
+              ("security:unsigned", "semantic:amount-minor-units", "schema:generated-requests",
+               "negative:unsupported-methods", "stateful:basket-reference-mix"),
               "error-body", "A6", other={"error-body": "tpp-messages"}),
     OpenPoint("A6 error-body tpp-messages", {"error-body": "tpp-messages"}, ("semantic:amount-minor-units",),
               "error-body", "A6", other={"error-body": "per-operation"}),
@@ -176,6 +178,7 @@ def test_every_rule_off_breaks_no_check(tmp_path, identities):
 TPP_BODY = b'{"tppMessages":[{"category":"ERROR","code":"FORMAT_ERROR","text":"bad amount"}]}'
 BULK_BODY = b'{"id":"1","system":"payments","status":400,"code":"FORMAT_ERROR","message":"bad amount"}'
 OTHER_BODY = b'{"error":"bad amount"}'
+MIX_BODY = b'{"id":"1","system":"signing-baskets","status":400,"code":"REFERENCE_MIX_INVALID","message":"bulk"}'
 SEPA_PATH, BULK_PATH = "/v1/payments/sepa-credit-transfers", "/v1/bulk-payments/norwegian-domestic-credit-transfers"
 
 
@@ -186,6 +189,10 @@ SEPA_PATH, BULK_PATH = "/v1/payments/sepa-credit-transfers", "/v1/bulk-payments/
     ("bulk", SEPA_PATH, BULK_BODY, True), ("bulk", SEPA_PATH, TPP_BODY, False),
     ("per-operation", SEPA_PATH, BULK_BODY, False), ("per-operation", BULK_PATH, BULK_BODY, True),
     ("per-operation", BULK_PATH, TPP_BODY, False),
+    # the bulk body borrowed by another operation answers that operation's codes (the bulk table's pairs do not
+    # apply); on the bulk operation they do
+    ("either", "/v1/signing-baskets", MIX_BODY, True), ("bulk", SEPA_PATH, MIX_BODY, True),
+    ("either", BULK_PATH, MIX_BODY, False),
 ])
 def test_the_error_body_choice_in_the_response_check(choice, path, body, accepted):
     from conformance.gate.responses import ERROR_BODY_RULE, ResponseKinds
