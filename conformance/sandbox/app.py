@@ -223,7 +223,13 @@ def _query_values(spec: Spec, op: Operation, pairs: list[tuple[str, str]]) -> di
     for name, value in pairs:
         if name in out or name not in kinds:
             continue
-        out[name] = int(value) if kinds[name] == "integer" else (value == "true") if kinds[name] == "boolean" else value
+        if kinds[name] == "integer":
+            try:
+                out[name] = int(value)
+            except ValueError:
+                continue  # reached only when a profile turned query-format off: the value is ignored, never a 500
+        else:
+            out[name] = (value == "true") if kinds[name] == "boolean" else value
     return out
 
 
