@@ -204,6 +204,32 @@ def build_profile_schema() -> dict:
                 "propertyNames": {"title": "header of the interface", "enum": repeatable_headers(spec)},
                 "additionalProperties": {"enum": ["accepted", "refused"]},
             },
+            "request-id-replay": {
+                "description": "A29: a POST or DELETE repeating an X-Request-ID: the same request answers the first response and "
+                "another one is 409 CONFLICT (first-response); the id is not used to detect repeats, each request is handled as "
+                "new (new-request); or any repeat is 409 CONFLICT (conflict).",
+                "enum": list(REQUEST_ID_REPLAY_CHOICES),
+            },
+            "products-not-offered": {
+                "description": "A31: payment products of the interface this implementation does not offer, as "
+                "payment-service/payment-product: each of their operations answers 403 PRODUCT_INVALID (a product the "
+                "interface does not know stays 404 PRODUCT_UNKNOWN).",
+                "type": "array",
+                "uniqueItems": True,
+                "items": {"title": "payment product of the interface", "enum": list(spec_products(spec))},
+            },
+            "absent-operations": {
+                "description": "A15, A25 and the other operations the document's endpoint table does not list: those this "
+                "implementation does not have (404 RESOURCE_UNKNOWN, or 405 where another operation shares the path).",
+                "type": "array",
+                "uniqueItems": True,
+                "items": {"title": "operation the document does not list", "enum": optional_operations(spec)},
+            },
+            "payment-baskets": {
+                "description": "A34: how many signing baskets a payment may be in: several (each basket 201), or one (a "
+                "basket naming a payment that is in another basket, not deleted, is 409 CONFLICT).",
+                "enum": list(PAYMENT_BASKETS_CHOICES),
+            },
         },
     }
 
@@ -216,6 +242,27 @@ def repeatable_headers(spec) -> list[str]:
     names = {p.key: p.name for op in spec.operations.values() for p in op.header_parameters
              if "A8" not in as_tuple(p.raw.get("x-assumption")) and p.key != "host"}
     return sorted(names.values(), key=str.lower)
+
+
+REQUEST_ID_REPLAY_CHOICES = ("first-response", "new-request", "conflict")  # A29, ours first
+PAYMENT_BASKETS_CHOICES = ("several", "one")  # A34, ours first
+
+
+def spec_products(spec) -> tuple[str, ...]:
+    """The payment products of the interface as payment-service/payment-product: its creation paths (A31)."""
+    out = []
+    for op in spec.operations.values():
+        parts = op.path.split("/")
+        if op.method == "POST" and len(parts) == 4 and parts[1] == "v1" and "{" not in op.path and op.path.endswith(
+                "-credit-transfers"):
+            out.append(f"{parts[2]}/{parts[3]}")
+    return tuple(out)
+
+
+def optional_operations(spec) -> list[str]:
+    """Operations the document's endpoint table does not list (their header-table column is "none"): an
+    implementation may lack them (A15, A25)."""
+    return sorted(op.operation_id for op in spec.operations.values() if op.raw.get("x-header-table-column") == "none")
 
 
 def profile_schema() -> dict:
@@ -297,6 +344,10 @@ class Profile:
     sca_redirect_status: int | None = None  # A24; None: any of the spec's x-sca-page accepted-statuses
     synthetic_identity_numbers: str = "accepted"  # A16
     repeated_headers: Mapping[str, str] = {}  # lower-case header name -> "accepted" | "refused"
+    request_id_replay: str = "first-response"  # A29
+    products_not_offered: tuple[str, ...] = ()  # A31: payment-service/payment-product
+    absent_operations: frozenset[str] = frozenset()  # A15, A25: operations the document does not list
+    payment_baskets: str = "several"  # A34
 
     @classmethod
     def from_mapping(cls, data: Any, source: str = "profile") -> "Profile":
@@ -327,6 +378,10 @@ class Profile:
             sca_redirect_status=data.get("sca-redirect-status"),
             synthetic_identity_numbers=data.get("synthetic-identity-numbers", "accepted"),
             repeated_headers={k.lower(): v for k, v in data.get("repeated-headers", {}).items()},
+            request_id_replay=data.get("request-id-replay", "first-response"),
+            products_not_offered=tuple(data.get("products-not-offered", ())),
+            absent_operations=frozenset(data.get("absent-operations", ())),
+            payment_baskets=data.get("payment-baskets", "several"),
         )
 
     @classmethod

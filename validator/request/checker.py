@@ -22,7 +22,7 @@ from .headers import MAX_HEADER_LENGTH, check_headers
 from .message import HttpRequest, Parsed, Problems
 from .parse import parse_envelope, parse_http
 from .query import check_query
-from .resolve import resolve_operation
+from .resolve import product_not_offered, resolve_operation
 from .shape import REQUEST_KIND, looks_like_http
 
 
@@ -165,10 +165,14 @@ def request_findings(v: PayloadEngine, parsed: Parsed, *, source: str = "<reques
     extra: list[Finding] = []
     req = parsed.request
     if req is not None:
-        resolution = resolve_operation(v.spec, req.method, req.path, paths=v.profile.paths)
+        resolution = resolve_operation(v.spec, req.method, req.path, paths=v.profile.paths,
+                                       absent=v.profile.absent_operations)
         out.problems.extend(resolution.problems)
         op = resolution.operation
         if op is not None:
+            not_offered = product_not_offered(resolution, v.profile.products_not_offered)
+            if not_offered is not None:
+                out.problems.append(not_offered)
             check_headers(v.spec, op, req, out, MAX_HEADER_LENGTH, v.profile)
             check_query(v.spec, op, req, out)
             extra.extend(_check_body(v, op, req, out, source))

@@ -16,6 +16,8 @@ from .parse import REQUEST_MALFORMED
 
 PATH_UNKNOWN = "path-unknown"
 PRODUCT_UNKNOWN = "product-unknown"
+PRODUCT_NOT_OFFERED = "product-not-offered"
+SERVICE_PARAMETER = "payment-service"
 METHOD_NOT_ALLOWED = "method-not-allowed"
 # The path parameter whose unknown value is 404 PRODUCT_UNKNOWN (A7); every other path mismatch is RESOURCE_UNKNOWN.
 PRODUCT_PARAMETER = "payment-product"
@@ -42,9 +44,11 @@ def _param_enum(spec: Spec, param: Parameter) -> tuple[str, ...] | None:
     return tuple(str(e) for e in enum) if enum else None
 
 
-def _routes(spec: Spec, overrides: tuple[tuple[str, str], ...]) -> tuple[tuple[Operation, str, tuple[_Segment, ...]], ...]:
-    """Every operation's path template as segments; built once per spec and set of path overrides."""
-    key = ("request-routes", overrides)
+def _routes(spec: Spec, overrides: tuple[tuple[str, str], ...],
+            absent: frozenset[str] = frozenset()) -> tuple[tuple[Operation, str, tuple[_Segment, ...]], ...]:
+    """Every operation's path template as segments, but those a profile declares absent (A15, A25); built once per
+    spec, set of path overrides and of absent operations."""
+    key = ("request-routes", overrides, absent)
     cached = spec._cache.get(key)
     if cached is not None:
         return cached
@@ -57,6 +61,8 @@ def _routes(spec: Spec, overrides: tuple[tuple[str, str], ...]) -> tuple[tuple[O
     paths = dict(overrides)
     routes = []
     for op in spec.operations.values():
+        if op.operation_id in absent:
+            continue
         template = paths.get(op.operation_id, op.path)
         params = {p.name: p for p in op.path_parameters}
         segments = []
@@ -76,39 +82,42 @@ def _routes(spec: Spec, overrides: tuple[tuple[str, str], ...]) -> tuple[tuple[O
 _FIXED_ROUTES_BOUND = 4096  # fixed paths are few (literal and enum segments only); the bound only guards the cache
 
 
-def resolve_operation(spec: Spec, method: str, path: str, *, paths: Mapping[str, str] | None = None) -> Resolution:
+def resolve_operation(spec: Spec, method: str, path: str, *, paths: Mapping[str, str] | None = None,
+                      absent: frozenset[str] = frozenset()) -> Resolution:
     """The operation ``method path`` addresses; literal segments win over templated ones (OpenAPI path matching).
+    Operations in ``absent`` (a profile's absent-operations) are not there: their path is unknown (404), or 405 where
+    another operation shares it.
 
     A match whose every segment is literal or a member of an enumeration (creation paths) is remembered: there are
     only a few such paths, and they are what most requests address."""
     fixed = spec._cache.setdefault("request-fixed-routes", {})
-    key = (method, path, tuple(sorted(paths.items())) if paths else ())
+    key = (method, path, tuple(sorted(paths.items())) if paths else (), absent)
     found = fixed.get(key)
     if found is not None:
         return Resolution(found.operation, found.template, dict(found.path_values), [])
-    resolution = _resolve(spec, method, path, paths)
-    if resolution.operation is not None and len(fixed) < _FIXED_ROUTES_BOUND and _fixed(spec, resolution, paths):
+    resolution = _resolve(spec, method, path, paths, absent)
+    if resolution.operation is not None and len(fixed) < _FIXED_ROUTES_BOUND and _fixed(spec, resolution, paths, absent):
         fixed[key] = resolution
     return resolution
 
 
-def _fixed(spec: Spec, resolution: Resolution, paths: Mapping[str, str] | None) -> bool:
+def _fixed(spec: Spec, resolution: Resolution, paths: Mapping[str, str] | None, absent: frozenset[str]) -> bool:
     """True when the matched template has no free parameter: every value the match took is an enumeration member."""
     key = tuple(sorted((paths or {}).items()))
-    for op, template, segs in _routes(spec, key):
+    for op, template, segs in _routes(spec, key, absent):
         if op is resolution.operation and template == resolution.template:
             return all(s.literal is not None or s.enum is not None for s in segs)
     return False
 
 
-def _resolve(spec: Spec, method: str, path: str, paths: Mapping[str, str] | None) -> Resolution:
+def _resolve(spec: Spec, method: str, path: str, paths: Mapping[str, str] | None, absent: frozenset[str]) -> Resolution:
     problems: list[RequestProblem] = []
     try:
         segments = [unquote(s, errors="strict") for s in path[1:].split("/")]
     except UnicodeDecodeError:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/path", f"the path {_short(path)} has percent-encoded bytes that are not UTF-8"))
         return Resolution(None, None, {}, problems)
-    routes = _routes(spec, tuple(sorted((paths or {}).items())))
+    routes = _routes(spec, tuple(sorted((paths or {}).items())), absent)
     exact: list[tuple[tuple[int, ...], Operation, str, dict[str, str]]] = []
     near: list[tuple[Operation, list[tuple[str, str]]]] = []  # (operation, [(parameter, value) of mismatched slots])
     for op, template, segs in routes:
@@ -164,3 +173,26 @@ def _product_list(spec: Spec) -> str:
                 return ", ".join(_param_enum(spec, p) or ())
     return "no payment products"
 
+
+
+def product_of(resolution: Resolution) -> str | None:
+    """The payment product a resolved request addresses, as payment-service/payment-product: the creation path's
+    own segments, or the values of the payment-service and payment-product path parameters."""
+    values = resolution.path_values
+    if SERVICE_PARAMETER in values and PRODUCT_PARAMETER in values:
+        return f"{values[SERVICE_PARAMETER]}/{values[PRODUCT_PARAMETER]}"
+    op = resolution.operation
+    parts = op.path.split("/") if op is not None else []
+    if op is not None and op.method == "POST" and len(parts) == 4 and "{" not in op.path and op.path.endswith("-credit-transfers"):
+        return f"{parts[2]}/{parts[3]}"
+    return None
+
+
+def product_not_offered(resolution: Resolution, not_offered) -> RequestProblem | None:
+    """A31: a product of the interface the implementer's profile says is not offered is 403 PRODUCT_INVALID (the
+    document's bulk table); a product the interface does not know stays 404 PRODUCT_UNKNOWN."""
+    product = product_of(resolution) if not_offered else None
+    if product is None or product not in not_offered:
+        return None
+    return RequestProblem(PRODUCT_NOT_OFFERED, "/path", f"payment product {product} is not offered by this "
+                          "implementation (its profile's products-not-offered)")

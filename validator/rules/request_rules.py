@@ -10,12 +10,14 @@ the envelope before signing, ``after`` after signing (to show what a verifier mu
 """
 from __future__ import annotations
 
+from ..context import Profile
 from ..findings import WARNING
 from ..signing.rules import SIGNATURE_RULES
 from . import Example, engine_rule
 
 SEPA = "createSepaCreditTransfer"
 BULK = "createBulkPayment"
+PERIODIC = "createPeriodicPayment"
 BASKET = "createSigningBasket"
 CUSTOMERS = "listSandboxCustomers"
 ACCOUNT_TX = "listSandboxAccountTransactions"
@@ -70,6 +72,15 @@ _rule("product-unknown", "Payment product offered",
       "PRODUCT_UNKNOWN (A7).",
       ref="Endpoints", code="PRODUCT_UNKNOWN", status=404, assumptions=["A7"],
       bad=recipe(SEPA, "/path", set=[["/path", "/v1/payments/instant-sepa-credit-transfers"]]))
+_rule("product-not-offered", "Payment product offered by this implementation",
+      "A payment product of the interface that the implementer's profile lists under products-not-offered (e.g. "
+      "periodic payments, A31): every operation of that product (its creation, and the payment-service / "
+      "payment-product paths) answers 403 PRODUCT_INVALID, the bulk operation's documented 403. A product the "
+      "interface does not know at all stays 404 PRODUCT_UNKNOWN. Never raised without such a profile.",
+      ref="Errors", code="PRODUCT_INVALID", status=403, assumptions=["A31"],
+      good=recipe(PERIODIC),
+      bad=recipe(PERIODIC, "/path")._replace(options={"profile": Profile(
+          name="periodic payments not offered", products_not_offered=("periodic-payments/norwegian-domestic-credit-transfers",))}))
 _rule("method-not-allowed", "Method of the operation",
       "The path is an operation's path but no operation there takes this method (methods are case-sensitive): "
       "405. The document's code set has no code of its own for this; BAD_REQUEST is answered (Berlin Group uses "
