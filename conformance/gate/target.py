@@ -17,12 +17,12 @@ START_TIMEOUT = 20.0
 class ReferenceServer:
     """The reference sandbox served by uvicorn on a thread (loopback, a free port)."""
 
-    def __init__(self, *, faults: Iterable[str] = (), profile=None) -> None:
+    def __init__(self, *, faults: Iterable[str] = (), profile=None, test_data=None) -> None:
         import uvicorn
 
         from conformance.sandbox import Sandbox, create_app
 
-        self.sandbox = Sandbox.create(faults=tuple(faults), profile=profile)
+        self.sandbox = Sandbox.create(faults=tuple(faults), profile=profile, test_data=test_data)
         self.app = create_app(self.sandbox)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))

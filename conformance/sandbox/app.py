@@ -36,6 +36,7 @@ from validator.spec import Operation, Spec, load_spec
 from . import domain as D
 from . import faults as F
 from . import sca
+from . import testdata
 from .clock import Clock
 from .domain import Refused, SandboxData
 from .lifecycle import DUPLICATE_WINDOW, Lifecycle
@@ -75,12 +76,12 @@ class Sandbox:
 
     @classmethod
     def create(cls, db: str = MEMORY, *, profile: Profile | None = None, faults=(), clock: Clock | None = None,
-               spec: Spec | None = None) -> "Sandbox":
+               spec: Spec | None = None, test_data: testdata.DataSet | None = None) -> "Sandbox":
         spec = spec or load_spec()
         profile = profile or DEFAULT_PROFILE
         active = faults if isinstance(faults, F.ActiveFaults) else F.ActiveFaults.of(faults)
         clock = clock or Clock()
-        data = SandboxData(active)
+        data = SandboxData(active, test_data or testdata.DEFAULT)
         sandbox = cls(Store(db), clock, active, spec, profile, Validator(spec=spec, profile=profile), data,
                       Lifecycle(spec, profile, clock, active, data), refusals(spec, profile))
         with sandbox.store.transaction() as tx:
@@ -264,7 +265,7 @@ def check(s: Sandbox, request: Request, body: bytes) -> Checked | Reply:
     req = dataclasses.replace(parsed.request, body=body, body_is_exact=True)
     header_map = {k.lower(): v for k, v in req.headers}
     tpp = tpp_identity(header_map.get("tpp-signature-certificate"))
-    resolution = resolve_operation(s.spec, req.method, req.path, paths=s.profile.paths)
+    resolution = resolve_operation(s.spec, req.method, req.path, paths=s.profile.paths, absent=s.profile.absent_operations)
     op = resolution.operation
     v = copy.copy(s.validator)
     v.now, v.today = s.clock.now(), s.clock.today()
@@ -304,14 +305,18 @@ def _serve(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -
     with s.store.transaction() as tx:
         s.lifecycle.catch_up(tx)
         now = s.clock.now()
-        if F.REQUEST_ID_REPLAY_DUPLICATES not in s.faults:
+        replay = s.profile.request_id_replay  # A29: first-response (ours), new-request or conflict
+        if F.REQUEST_ID_REPLAY_DUPLICATES not in s.faults and replay != "new-request":
             logged = tx.logged_request(checked.tpp, request_id, (now - DUPLICATE_WINDOW).isoformat())
             if logged:  # A29: the same request answers the first response; another one is a conflict
-                if (logged["method"], logged["target"], logged["body_sha256"]) == (checked.method, checked.target, body_sha):
+                same = (logged["method"], logged["target"], logged["body_sha256"]) == (checked.method, checked.target, body_sha)
+                if same and replay == "first-response":
                     return Reply(logged["status"], json.loads(logged["response"]) if logged["response"] else None)
                 return refused_reply(s, checked.op, Refused(D.CONFLICT, f"X-Request-ID {request_id} was already "
-                                                            "used for a different request"))
+                                                            f"used{'' if same else ' for a different request'}"))
         reply = _handle(s, tx, checked, handler)
+        if replay == "new-request":  # the id is not remembered: the log keeps one entry per id
+            return reply
         tx.log_request({"tpp": checked.tpp, "request_id": request_id, "method": checked.method,
                         "target": checked.target, "body_sha256": body_sha, "status": reply.status,
                         "response": reply.encoded().decode("utf-8") or None, "created_at": now.isoformat()})
@@ -342,7 +347,7 @@ def _guarded(s: Sandbox, request: Request, body: bytes, handler: Handler | None)
         return _serve(s, request, body, handler)
     except Exception:  # a defect answers 500 SYSTEM_ERROR in the interface's error body, never a traceback
         log.exception("sandbox defect on %s %s", request.method, request.url.path)
-        op = resolve_operation(s.spec, request.method, request.url.path, paths=s.profile.paths).operation
+        op = resolve_operation(s.spec, request.method, request.url.path, paths=s.profile.paths, absent=s.profile.absent_operations).operation
         return error_reply(op, 500, [("SYSTEM_ERROR", None, "internal error of the sandbox")], s.profile.error_body)
 
 
@@ -351,7 +356,7 @@ async def serve(request: Request, handler: Handler | None) -> Response:
     s: Sandbox = request.app.state.sandbox
     body = await read_body(request, MAX_BODY_BYTES)
     if body is None:
-        op = resolve_operation(s.spec, request.method, request.url.path, paths=s.profile.paths).operation
+        op = resolve_operation(s.spec, request.method, request.url.path, paths=s.profile.paths, absent=s.profile.absent_operations).operation
         return respond(error_reply(op, 400, [("FORMAT_ERROR", "/body", f"the body exceeds {MAX_BODY_BYTES:,} bytes")],
                                    s.profile.error_body))
     return respond(await run_in_threadpool(_guarded, s, request, body, handler))

@@ -26,7 +26,11 @@ def sandbox() -> None:
               help="Turn a fault switch on (repeatable); see `obvalidate sandbox faults`.")
 @click.option("--now", "now", metavar="ISO-INSTANT",
               help="Start the sandbox clock at this instant (e.g. 2026-07-01T08:30:00Z); it runs on from there.")
-def serve(host: str, port: int, db: str, profile_file: str | None, faults: tuple[str, ...], now: str | None) -> None:
+@click.option("--test-data", "test_data_file", type=click.Path(exists=True, dir_okay=False),
+              help="JSON test data set (customers, accounts, cardAccounts, cardTransactions, accountTransactions) a new "
+                   "database and initializeSandbox start with, instead of the fixed set of A32.")
+def serve(host: str, port: int, db: str, profile_file: str | None, faults: tuple[str, ...], now: str | None,
+          test_data_file: str | None) -> None:
     """Serve the sandbox over HTTP (Starlette on uvicorn). The SCA page is at /sca/<token>."""
     import uvicorn
 
@@ -35,12 +39,14 @@ def serve(host: str, port: int, db: str, profile_file: str | None, faults: tuple
     from .app import create_app
     from .clock import Clock, parse_instant
     from .faults import UnknownFault
+    from .testdata import DataSetError, load
 
     try:
         profile = Profile.load(profile_file) if profile_file else None
+        data = load(test_data_file) if test_data_file else None
         clock = Clock(parse_instant(now) if now else None)
-        app = create_app(db=db, profile=profile, faults=faults, clock=clock)
-    except (ConfigError, UnknownFault) as exc:
+        app = create_app(db=db, profile=profile, faults=faults, clock=clock, test_data=data)
+    except (ConfigError, UnknownFault, DataSetError) as exc:
         raise click.UsageError(str(exc)) from None
     except ValueError as exc:
         raise click.BadParameter(f"not an ISO 8601 instant: {exc}", param_hint="--now") from None

@@ -85,21 +85,25 @@ def owns_reference(account: dict, ref: dict | None) -> bool:
 class SandboxData:
     """The sandbox's test data operations."""
 
-    def __init__(self, faults: F.ActiveFaults = F.NONE) -> None:
+    def __init__(self, faults: F.ActiveFaults = F.NONE, data: testdata.DataSet = testdata.DEFAULT) -> None:
         self.faults = faults
+        self.data = data
 
-    # ---- fixed data (A32) ----
+    # ---- fixed data (A32): ours, or the data set the sandbox was started with ----
     def initialize(self, tx: Tx) -> None:
         tx.reset()
-        for c in testdata.CUSTOMERS:
+        data = self.data
+        for c in data.customers:
             self.create_customer(tx, c)
-        for a in testdata.ACCOUNTS:
+        for a in data.accounts:
             self.create_account(tx, a)
-        for card in testdata.CARD_ACCOUNTS:
+        for card in data.card_accounts:
             created = self.create_card_account(tx, card, key=card["maskedPan"])
-            self.create_card_transactions(tx, created["resourceId"], list(testdata.CARD_TRANSACTIONS.get(card["maskedPan"], ())))
-        for bban, items in testdata.ACCOUNT_TRANSACTIONS.items():
+            self.create_card_transactions(tx, created["resourceId"], list(data.card_transactions.get(card["maskedPan"], ())))
+        for bban, items in data.account_transactions.items():
             account = tx.account_by_reference(None, bban)
+            if account is None:
+                raise Refused(NOT_FOUND, f"the test data has transactions for {bban}, which is none of its accounts")
             self.create_account_transactions(tx, account["id"], list(items))
         tx.set_meta("initialized", "yes")
 

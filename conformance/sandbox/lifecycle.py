@@ -75,6 +75,7 @@ class Lifecycle:
         cancellation = spec.operation("deletePayment").raw["x-cancellation"]
         self.transitions = {**TRANSITIONS, "cancel": {s: cancellation["becomes"] for s in cancellation["cancellable"]}}
         self.refuse_duplicates = profile.logical_duplicates == "refused"   # A30 (profile: yes)
+        self.one_basket_per_payment = profile.payment_baskets == "one"     # A34 (profile: yes)
 
     # ---- transitions ----
     def _move(self, tx: Tx, row: dict, event: str, funds_available: bool | None = None, *,
@@ -184,6 +185,9 @@ class Lifecycle:
                 self.find_payment(tx, tpp, pid)
             except Refused:
                 raise Refused(UNKNOWN_REFERENCE, f"no payment {pid}", f"/paymentIds/{i}") from None
+            holding = tx.basket_holding(tpp, pid, BASKET_DELETED) if self.one_basket_per_payment else None
+            if holding:
+                raise Refused(CONFLICT, f"payment {pid} is already in signing basket {holding['id']}", f"/paymentIds/{i}")
         seq = tx.next_seq("baskets")
         row = {"id": secret_id(tx.secret(), f"BSK-{seq}"), "seq": seq, "tpp": tpp, "payment_ids": list(payment_ids),
                "state": BASKET_OPEN, "created_at": _iso(self.clock.now())}

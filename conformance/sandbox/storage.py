@@ -298,6 +298,12 @@ class Tx:
             row["payment_ids"] = json.loads(row["payment_ids"])
         return row
 
+    def basket_holding(self, tpp: str, payment_id: str, deleted: str) -> dict | None:
+        """The TPP's first basket, not in state ``deleted``, that names ``payment_id`` (A34)."""
+        return self._one("SELECT id FROM baskets WHERE tpp = ? AND state != ? AND EXISTS "
+                         "(SELECT 1 FROM json_each(baskets.payment_ids) WHERE value = ?) ORDER BY seq LIMIT 1",
+                         tpp, deleted, payment_id)
+
     def set_basket_state(self, basket_id: str, state: str) -> None:
         self._c.execute("UPDATE baskets SET state = ? WHERE id = ?", (state, basket_id))
 

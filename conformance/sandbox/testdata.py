@@ -7,6 +7,11 @@ are integers in minor units (øre, cent), as the interface's int32 amounts are.
 """
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
 from stdnum.no import kontonr
 
 
@@ -113,3 +118,69 @@ ACCOUNT_TRANSACTIONS = {  # bban -> transactions, in booking order
         _account_transaction(_KARI_MAIN, _AFTENPOSTEN, 39_900, "2026-06-15", "Avis juni", False, "OTHR"),
     ),
 }
+
+
+# ---------------------------------------------------------------- a test data set (A32), ours or the tester's own
+@dataclass(frozen=True)
+class DataSet:
+    """What a fresh or re-initialised sandbox holds: customers, accounts, card accounts and their transactions, each
+    in the shape of the sandbox creation requests (A15). ``DEFAULT`` is the fixed set above; ``load`` reads another
+    (``obvalidate sandbox serve --test-data FILE``), so the gate can be shown to find what it needs in any data."""
+
+    customers: tuple[dict, ...]
+    accounts: tuple[dict, ...]
+    card_accounts: tuple[dict, ...] = ()
+    card_transactions: Mapping[str, tuple[dict, ...]] = field(default_factory=dict)     # maskedPan -> booked
+    account_transactions: Mapping[str, tuple[dict, ...]] = field(default_factory=dict)  # bban -> in booking order
+
+
+DEFAULT = DataSet(CUSTOMERS, ACCOUNTS, CARD_ACCOUNTS, CARD_TRANSACTIONS, ACCOUNT_TRANSACTIONS)
+# file member -> (DataSet field, validator kind of each item, keyed by)
+_MEMBERS = {"customers": ("customers", "sandbox-customer", None), "accounts": ("accounts", "sandbox-account", None),
+            "cardAccounts": ("card_accounts", "sandbox-card-account", None),
+            "cardTransactions": ("card_transactions", "card-transactions", "maskedPan"),
+            "accountTransactions": ("account_transactions", "sandbox-account-transactions", "bban")}
+
+
+class DataSetError(ValueError):
+    """A test data file that cannot be used (the command line says why and exits 2)."""
+
+
+def load(path: str | Path) -> DataSet:
+    """A test data set from a JSON file: ``{"customers": [...], "accounts": [...], "cardAccounts": [...],
+    "cardTransactions": {maskedPan: [...]}, "accountTransactions": {bban: [...]}}``, each item as its sandbox creation
+    request (checked by the validator: the first error is the message). Accounts and card accounts name an existing
+    customer; transactions an existing card account or account."""
+    from validator import Validator
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DataSetError(f"cannot read the test data {path}: {exc}") from None
+    if not isinstance(data, dict) or set(data) - set(_MEMBERS) or not {"customers", "accounts"} <= set(data):
+        raise DataSetError(f"{path}: an object with customers and accounts (and optionally cardAccounts, "
+                           "cardTransactions, accountTransactions) is expected")
+    validator = Validator()
+    values: dict[str, Any] = {}
+    for member, (name, kind, keyed) in _MEMBERS.items():
+        given = data.get(member, {} if keyed else [])
+        if not isinstance(given, dict if keyed else list):
+            raise DataSetError(f"{path}: {member} must be {'an object of arrays' if keyed else 'an array'}")
+        # an item is checked as its creation request: a whole array of transactions, one customer, account, card
+        for where, checked in (given.items() if keyed else enumerate(given)):
+            report = validator.validate(checked, kind)
+            if report.errors:
+                first = report.errors[0]
+                raise DataSetError(f"{path}: {member}/{where}{first.pointer}: {first.message}")
+        values[name] = {k: tuple(v) for k, v in given.items()} if keyed else tuple(given)
+    numbers = {c["customerNumber"] for c in values["customers"]}
+    for member, name in (("accounts", "accounts"), ("cardAccounts", "card_accounts")):
+        for i, item in enumerate(values[name]):
+            if item["customerNumber"] not in numbers:
+                raise DataSetError(f"{path}: {member}/{i}/customerNumber: no customer {item['customerNumber']}")
+    for member, name, holders, key in (("accountTransactions", "account_transactions", "accounts", "bban"),
+                                       ("cardTransactions", "card_transactions", "card_accounts", "maskedPan")):
+        known = {item.get(key) for item in values[holders]}
+        for unknown in sorted(set(values[name]) - known):
+            raise DataSetError(f"{path}: {member}/{unknown}: no {holders.replace('_', ' ')[:-1]} with {key} {unknown}")
+    return DataSet(**values)
