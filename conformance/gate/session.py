@@ -30,7 +30,8 @@ from validator.request import Parsed, parse_envelope, request_findings, resolve_
 from validator.rules import catalogue
 from validator.spec import Spec
 
-from .model import Answer, Expected, Finding, NotExercised, Outcome, bounded_headers, fingerprint, printable
+from .model import (ABSENT_IN_PROFILE, NOT_OFFERED, Answer, Expected, Finding, NotExercised, Outcome, bounded_headers,
+                    fingerprint, printable, reason)
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool
 from .responses import ERROR_BODY_RULE, ResponseKinds, ResponseProblem
 
@@ -203,8 +204,10 @@ class Session:
             return self.outcomes[key]
 
     # ---- sending ----
-    def send(self, client: SignedClient, request: PreparedRequest, operation: str) -> Exchange:
-        """Send a prepared request; the answer is checked against the spec and the validator's response kinds."""
+    def send(self, client: SignedClient, request: PreparedRequest, operation: str, *,
+             absence_judged_apart: bool = False) -> Exchange:
+        """Send a prepared request; the answer is checked against the spec and the validator's response kinds (not
+        an answer saying the operation is not there, when ``absence_judged_apart``: :meth:`require` judges it)."""
         try:
             response = client.send_prepared(request)
         except httpx.HTTPError as exc:
@@ -213,6 +216,8 @@ class Session:
         self.outcome(operation).cases += 1
         self.record_case(operation, request)
         self.learn_issued_ids(response)
+        if absence_judged_apart and response.status_code in ABSENT_STATUSES:
+            return exchange
         for problem in self.response_problems(exchange):
             self.exercised_rules.add(problem.rule)
             self.disagree(exchange, rule=problem.rule, ref=problem.ref, expected="an answer the spec declares",
@@ -287,8 +292,32 @@ class Session:
         return self._issued_pattern.sub(lambda m: self._issued[m.group(0)], text)
 
     def call(self, client: SignedClient, operation: str, **options: Any) -> Exchange:
-        """Build, sign and send one operation (options as :meth:`SignedClient.prepare`)."""
+        """Build, sign and send one operation (options as :meth:`SignedClient.prepare`); an operation or payment
+        product the profile says the target lacks makes the check "not exercised" instead (A15, A25, A31)."""
+        missing = self.unavailable(operation, options.get("path"))
+        if missing:
+            raise NotExercised(missing)
         return self.send(client, client.prepare(operation, **options), operation)
+
+    def unavailable(self, operation: str, path: dict | None = None) -> str | None:
+        """Why the profile says the target does not have ``operation`` (at ``path``'s payment service and product),
+        or None: an absent operation (A15, A25), a product not offered (A31)."""
+        if operation in self.profile.absent_operations:
+            return reason(ABSENT_IN_PROFILE, operation)
+        product = self.product(operation, path)
+        if product and product in self.profile.products_not_offered:
+            return reason(NOT_OFFERED, product)
+        return None
+
+    def product(self, operation: str, path: dict | None = None) -> str | None:
+        """The payment product (payment-service/payment-product) an operation addresses, if any."""
+        op = self.spec.operation(operation)
+        if path and "payment-service" in path and "payment-product" in path:
+            return f"{path['payment-service']}/{path['payment-product']}"
+        parts = op.path.split("/")
+        if op.method == "POST" and len(parts) == 4 and "{" not in op.path and op.path.endswith("-credit-transfers"):
+            return f"{parts[2]}/{parts[3]}"
+        return None
 
     # ---- the oracle ----
     def validator_at(self, now: _dt.datetime, context: Context | None = None) -> Validator:
@@ -381,10 +410,23 @@ class Session:
 
     # ---- what the target has ----
     def require(self, client: SignedClient, operation: str, **options: Any) -> Exchange:
-        """Call a sandbox-only operation; a target without it makes the check "not exercised"."""
-        exchange = self.call(client, operation, **options)
+        """Call a sandbox-only operation; a target without it makes the check "not exercised". Unless the profile
+        declares the operation absent (then it is not called), its absence departs from the decision that gives it
+        (A15, A25): one finding per run and operation, naming the profile key that states it."""
+        missing = self.unavailable(operation, options.get("path"))
+        if missing:
+            raise NotExercised(missing)
+        exchange = self.send(client, client.prepare(operation, **options), operation, absence_judged_apart=True)
         if exchange.answer.status in ABSENT_STATUSES:
-            self._absent[operation] = True
+            with self._lock:
+                first = not self._absent.get(operation)
+                self._absent[operation] = True
+            if first:
+                op = self.spec.operation(operation)
+                self.disagree(exchange, rule="operation-absent", ref=(op.assumptions or ("Endpoints",))[0],
+                              expected=f"{op.method} {op.path} as decided", message=f"the target has no {operation} "
+                              f"({exchange.answer.describe()}); if the implementation does not have it, list it under "
+                              "absent-operations in its profile")
             raise NotExercised(f"the target has no {operation} ({exchange.answer.describe()})")
         return exchange
 

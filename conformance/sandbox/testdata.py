@@ -93,13 +93,13 @@ CARD_TRANSACTIONS = {  # maskedPan -> booked transactions
 
 
 def _account_transaction(on: dict, counterpart: dict, amount: int, day: str, text: str, incoming: bool,
-                         purpose: str) -> dict:
+                         purpose: str, currency: str = "NOK") -> dict:
     ours = {"iban": on["iban"], "bban": on["bban"]}
     theirs = {"iban": counterpart["iban"], "bban": counterpart["bban"]}
     debtor, creditor = (theirs, ours) if incoming else (ours, theirs)
     debtor_name, creditor_name = (counterpart["name"], on["owner"]) if incoming else (on["owner"], counterpart["name"])
     return {
-        "amount": amount, "currency": "NOK", "valueDate": day, "bookingDate": day,
+        "amount": amount, "currency": currency, "valueDate": day, "bookingDate": day,
         "remittanceInformationUnstructured": text, "creditorName": creditor_name, "creditorAccount": creditor,
         "debtorName": debtor_name, "debtorAccount": debtor, "bankTransactionCode": "PMNT-ICDT-DMCT",
         "ultimateDebtor": debtor_name, "ultimateCreditor": creditor_name, "purposeCode": purpose,
@@ -111,11 +111,20 @@ _AFTENPOSTEN = {"name": "Aftenposten AS", "bban": _AFTENPOSTEN_BBAN, "iban": _AF
 _EMPLOYER_BBAN, _EMPLOYER_IBAN = norwegian_account("7694050123")
 _EMPLOYER = {"name": "Trondheim Energi AS", "bban": _EMPLOYER_BBAN, "iban": _EMPLOYER_IBAN}
 _KARI_MAIN = {**ACCOUNTS[0], "owner": "Kari Nordmann"}
+_KARI_EUR = {**EUR_ACCOUNT, "owner": "Kari Nordmann"}
+_LANDLORD_IBAN = "DE89370400440532013000"
+_LANDLORD = {"name": "Ingrid Hansen Immobilien GmbH", "iban": _LANDLORD_IBAN, "bban": _LANDLORD_IBAN[4:]}
 
 ACCOUNT_TRANSACTIONS = {  # bban -> transactions, in booking order
     ACCOUNTS[0]["bban"]: (
         _account_transaction(_KARI_MAIN, _EMPLOYER, 3_250_000, "2026-06-12", "Lønn juni 2026", True, "SALA"),
         _account_transaction(_KARI_MAIN, _AFTENPOSTEN, 39_900, "2026-06-15", "Avis juni", False, "OTHR"),
+    ),
+    # The EUR account's own transactions: what lets a tester (and the gate) see the account's number and currency
+    # through the interface (A32), since the customer list names accounts by id only.
+    EUR_ACCOUNT["bban"]: (
+        _account_transaction(_KARI_EUR, _LANDLORD, 120_000, "2026-06-01", "Miete Juni 2026", False, "RENT", "EUR"),
+        _account_transaction(_KARI_EUR, _LANDLORD, 15_000, "2026-06-10", "Kaution Rückzahlung", True, "OTHR", "EUR"),
     ),
 }
 

@@ -250,9 +250,13 @@ def send_case(session: Session, operation, case, *, negative: bool, context: Con
         state_refusal = exchange.answer.status in refusals and exchange.answer.code in STATE_CODES
         if not (exchange.answer.status in success or state_refusal):
             kind = "a schema-invalid request the validator accepts as sent" if negative else "a valid request"
+            # A31: a product the target refuses as not offered is that decision's finding, whatever the suite
+            rule, hint = ("product-not-offered", " (if the implementation does not offer the product, list it under "
+                          "products-not-offered)") if exchange.answer.code == "PRODUCT_INVALID" else \
+                ("positive-data-acceptance", "")
             raise Disagreement(exchange, f"{'/'.join(map(str, success))} or a state refusal "
-                                         f"({'/'.join(STATE_CODES[:3])}…)", "positive-data-acceptance",
-                               f"{kind}: the target answered {exchange.answer.describe()}")
+                                         f"({'/'.join(STATE_CODES[:3])}…)", rule,
+                               f"{kind}: the target answered {exchange.answer.describe()}{hint}")
     elif not expected.allows(exchange.answer):
         rule = errors[0].rule
         what = "a schema-invalid request" if negative else "a generated request the validator refuses"
@@ -412,15 +416,29 @@ def _operations(session: Session):
     return sorted(ops, key=lambda o: sum(f"{{{n}}}" in o.path for n in ID_PARAMETERS))
 
 
+def _unavailable(session: Session, operation) -> bool:
+    """An operation the profile says the target lacks (absent, or the creation of a product not offered): "not
+    exercised" with the reason (its paths are the validator's: a request there is predicted 404 or 403)."""
+    operation_id = operation.definition.raw.get("operationId") or operation.label
+    why = session.unavailable(operation_id)
+    if why:
+        outcome = session.outcome(operation_id)
+        outcome.status, outcome.reason = "not-exercised", why
+    return bool(why)
+
+
 def _run(negative: bool):
     def run(session: Session) -> None:
         for operation in _operations(session):
-            fuzz_operation(session, operation, negative=negative)
+            if not _unavailable(session, operation):
+                fuzz_operation(session, operation, negative=negative)
     return run
 
 
 def unsupported_methods(session: Session) -> None:
     for operation in _operations(session):
+        if _unavailable(session, operation):
+            continue
         cases = _coverage(session, operation)[1]
         if not cases:
             continue  # every method of the path is an operation's (its other operation sends the cases)

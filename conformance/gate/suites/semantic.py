@@ -72,6 +72,9 @@ def _where(session: Session, operation: str) -> dict[str, Any]:
     """Path and query of an operation: a card account / account of the fixed test data where the path needs one,
     allowLogicalDuplicate=true where creations are payments (A30: repeated examples are not duplicates)."""
     op = session.spec.operation(operation)
+    missing = session.unavailable(operation)
+    if missing:  # absent in the profile, or a product not offered (A15, A31)
+        raise NotExercised(missing)
     options: dict[str, Any] = {}
     if any(p.name == "allowLogicalDuplicate" for p in op.query_parameters):
         options["query"] = {"allowLogicalDuplicate": "true"}

@@ -20,8 +20,8 @@ from validator.context import Context, PaymentFacts
 
 from ..model import Expected, check
 from ..session import Exchange, Session
-from .data import (BULK, INGRID, KARI, NEARLY_EMPTY, PERIODIC, REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE,
-                   bulk_body, sandbox_resources, sepa_body)
+from .data import (BULK, LACK_OF_FUNDS_AMOUNT, PERIODIC, REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE, bulk_body,
+                   sandbox_resources, sepa_body)
 
 CREATED = Expected((201,), why="a creation answers 201 (Endpoints; A15)")
 OK = Expected((200,))
@@ -166,12 +166,14 @@ def scenario(check_id: str, *, title: str, refs: tuple[str, ...]):
           refs=("A3", "A4", "A23", "A24", "A25", "A32", "States and transitions"))
 def lifecycle(session: Session, check_id: str) -> None:
     tpp = session.client()
+    resources = sandbox_resources(session)
+    payer = resources.payer(session, "EUR", "iban")  # A32: an EUR account of the target's own data, and its owner
     text = f"obvalidate lifecycle {session.seed}"
-    pid = sepa(session, tpp, "31.00", check_id, text=text)
+    pid = sepa(session, tpp, "31.00", check_id, text=text, debtor=payer.as_debtor())
     expect_status(session, tpp, pid, "RCVD", check_id=check_id, ref="A23")
     detail = session.call(tpp, "getPayment", path={**SEPA, "paymentId": pid})
     session.expect(detail, OK, rule=check_id, ref="A3", message=f"the payment detail answered {detail.answer.describe()}")
-    redirect = authorise(session, tpp, pid, KARI, check_id=check_id)
+    redirect = authorise(session, tpp, pid, payer.owner, check_id=check_id)
     if "psu-id" not in redirect:
         session.disagree(None, rule=check_id, ref="A24", expected="psu-id in the redirect",
                          message=f"the owner of the debtor account was not authorised: {redirect}", operation="sca-page")
@@ -182,7 +184,7 @@ def lifecycle(session: Session, check_id: str) -> None:
                          message=f"the batch run did not execute the PDNG payment: {tpp_run}", operation="runSandboxBatch")
     expect_status(session, tpp, pid, "ACSC", check_id=check_id, ref="A25", why="after the batch run")
     booked = []
-    for account in sandbox_resources(session).accounts:
+    for account in resources.accounts_of(payer.owner):
         listed = session.call(tpp, "listSandboxAccountTransactions", path={"mockAccountId": account})
         if listed.answer.status == 200 and isinstance(listed.response.json(), list):
             booked += [t for t in listed.response.json() if t.get("remittanceInformationUnstructured") == text]
@@ -196,9 +198,10 @@ def lifecycle(session: Session, check_id: str) -> None:
           refs=("A24", "Errors 4"))
 def lack_of_funds(session: Session, check_id: str) -> None:
     tpp = session.client()
-    pid = create(session, tpp, "createBulkPayment", bulk_body("100.00", debtor=NEARLY_EMPTY, text="Tomt"),
-                 check_id=check_id, ref="A23")
-    authorise(session, tpp, pid, INGRID, check_id=check_id, where=BULK)
+    payer = sandbox_resources(session).payer(session, "NOK", "bban")  # paying far more than it holds (A24)
+    pid = create(session, tpp, "createBulkPayment", bulk_body(LACK_OF_FUNDS_AMOUNT, debtor=payer.as_debtor(),
+                                                              text="Tomt"), check_id=check_id, ref="A23")
+    authorise(session, tpp, pid, payer.owner, check_id=check_id, where=BULK)
     status = expect_status(session, tpp, pid, "RJCT", check_id=check_id, ref="A24", where=BULK,
                            why="after an SCA without funds")
     if status and status.get("fundsAvailable") is not False:
@@ -256,9 +259,10 @@ def _worst_case(session: Session, exchange: Exchange, context: Context, check_id
           refs=("A2", "A1"))
 def basket_worst_case(session: Session, check_id: str) -> None:
     tpp = session.client()
-    authorised = sepa(session, tpp, "41.00", check_id)
+    payer = sandbox_resources(session).payer(session, "EUR", "iban")
+    authorised = sepa(session, tpp, "41.00", check_id, debtor=payer.as_debtor())
     waiting = sepa(session, tpp, "42.00", check_id)
-    authorise(session, tpp, authorised, KARI, check_id=check_id)
+    authorise(session, tpp, authorised, payer.owner, check_id=check_id)
     basket(session, tpp, {authorised: SEPA, waiting: SEPA}, check_id=check_id, ref="A2")
 
 
@@ -279,6 +283,8 @@ def basket_reference_mix(session: Session, check_id: str) -> None:
     basket(session, tpp, {single: SEPA, bulk: BULK}, check_id=check_id, ref="A1")
     periodic_body = {**bulk_body("63")["payments"][0], "debtorAccount": bulk_body("63")["debtorAccount"],
                      "startDate": session.today().isoformat(), "frequency": "Monthly"}
+    if session.unavailable("createPeriodicPayment"):
+        return  # A31: not offered (the profile says so); the bulk half above still ran
     periodic = session.call(tpp, "createPeriodicPayment", body=periodic_body, query=DUPLICATES_ALLOWED)
     if periodic.answer.status == 201:
         basket(session, tpp, {single: SEPA, _json(periodic)["paymentId"]: PERIODIC}, check_id=check_id, ref="A31")
@@ -294,6 +300,8 @@ def cancellation(session: Session, check_id: str) -> None:
     rule = _cancellation(session)
     refused = Expected((rule["refused"]["status"],), (rule["refused"]["code"],), "A5, A27")
     tpp = session.client()
+    resources = sandbox_resources(session)
+    payer = resources.payer(session, "EUR", "iban")
 
     def delete(pid: str, state: str) -> None:
         wanted = Expected((204, 202)) if state in rule["cancellable"] else refused
@@ -307,32 +315,54 @@ def cancellation(session: Session, check_id: str) -> None:
     received = sepa(session, tpp, "71.00", check_id)
     delete(received, "RCVD")
     delete(received, rule["becomes"])
-    pending = sepa(session, tpp, "72.00", check_id)
-    authorise(session, tpp, pending, KARI, check_id=check_id)
+    pending = sepa(session, tpp, "72.00", check_id, debtor=payer.as_debtor())
+    authorise(session, tpp, pending, payer.owner, check_id=check_id)
     delete(pending, "PDNG")
-    rejected = sepa(session, tpp, "73.00", check_id)
-    authorise(session, tpp, rejected, INGRID, check_id=check_id)  # not the debtor account's owner: RJCT (A24)
+    rejected = sepa(session, tpp, "73.00", check_id, debtor=payer.as_debtor())
+    authorise(session, tpp, rejected, resources.stranger(payer.owner), check_id=check_id)  # not the owner: RJCT (A24)
     delete(rejected, "RJCT")
     batch_run(session, tpp)  # executes the PDNG one (sandbox only)
     delete(pending, "ACSC")
 
 
-@scenario("stateful:request-id-replay", title="a repeated X-Request-ID answers the first response; another request "
-          "with it is 409", refs=("A29", "A17"))
+@scenario("stateful:request-id-replay", title="a repeated X-Request-ID as the profile's request-id-replay says (ours: "
+          "the same request answers the first response, another request with it is 409)", refs=("A29", "A17"))
 def request_id_replay(session: Session, check_id: str) -> None:
+    """A29 by the profile: first-response (ours), new-request (the id detects nothing: each request is handled as
+    new), conflict (any repeat is 409 CONFLICT). allowLogicalDuplicate=true keeps A30 out of it."""
     tpp = session.client()
     request_id = str(uuid.UUID(int=session.seed * 7919 + 29))
     headers = {"X-Request-ID": request_id}
+    choice = session.profile.request_id_replay
+    ref = "A29" if choice == "first-response" else "A29 (profile request-id-replay: " + choice + ")"
     body = sepa_body("81.00")
-    first = session.call(tpp, "createSepaCreditTransfer", body=body, headers=headers)
-    again = session.call(tpp, "createSepaCreditTransfer", body=body, headers=headers)
-    if (first.answer.status, _json(first)) != (again.answer.status, _json(again)):
-        session.disagree(again, rule=check_id, ref="A29", expected=f"the first response again ({first.answer.describe()} "
-                         f"{_json(first).get('paymentId')})", message="the repeated request was answered differently "
-                         f"(paymentId {_json(again).get('paymentId')!r})")
-    other = session.call(tpp, "createSepaCreditTransfer", body=sepa_body("82.00"), headers=headers)
-    session.expect(other, Expected((409,), ("CONFLICT",)), rule=check_id, ref="A29",
-                   message=f"another request with a used X-Request-ID answered {other.answer.describe()}")
+    first = session.call(tpp, "createSepaCreditTransfer", body=body, headers=headers, query=DUPLICATES_ALLOWED)
+    again = session.call(tpp, "createSepaCreditTransfer", body=body, headers=headers, query=DUPLICATES_ALLOWED)
+    other = session.call(tpp, "createSepaCreditTransfer", body=sepa_body("82.00"), headers=headers,
+                         query=DUPLICATES_ALLOWED)
+    conflict = Expected((409,), ("CONFLICT",))
+    first_id, again_id = _json(first).get("paymentId"), _json(again).get("paymentId")
+    if choice == "first-response":
+        if (first.answer.status, _json(first)) != (again.answer.status, _json(again)):
+            session.disagree(again, rule=check_id, ref=ref, expected=f"the first response again "
+                             f"({first.answer.describe()} {first_id})", message="the repeated request was answered "
+                             f"differently (paymentId {again_id!r})")
+        session.expect(other, conflict, rule=check_id, ref=ref,
+                       message=f"another request with a used X-Request-ID answered {other.answer.describe()}")
+    elif choice == "conflict":
+        session.expect(again, conflict, rule=check_id, ref=ref,
+                       message=f"the same request with a used X-Request-ID answered {again.answer.describe()}")
+        session.expect(other, conflict, rule=check_id, ref=ref,
+                       message=f"another request with a used X-Request-ID answered {other.answer.describe()}")
+    else:  # new-request
+        if not session.expect(again, CREATED, rule=check_id, ref=ref, message="the same request with a used "
+                              f"X-Request-ID, handled as new, answered {again.answer.describe()}"):
+            return
+        if again_id == first_id:
+            session.disagree(again, rule=check_id, ref=ref, expected="a new payment",
+                             message=f"the repeated request answered the first payment {first_id!r} again")
+        session.expect(other, CREATED, rule=check_id, ref=ref, message="another request with a used X-Request-ID, "
+                       f"handled as new, answered {other.answer.describe()}")
 
 
 @scenario("stateful:logical-duplicate", title="a logical duplicate is 409 unless allowLogicalDuplicate=true",
@@ -463,3 +493,77 @@ def basket_ids(session: Session, check_id: str) -> None:
     never = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid, "enc!!b2J2YWxpZGF0ZS1ub25l"]})
     session.expect(never, UNKNOWN_REFERENCE, rule=check_id, ref="A28",
                    message=f"a basket with an id that never existed answered {never.answer.describe()}")
+
+
+# ---------------------------------------------------------------- what a profile may state (A31, A34)
+def periodic_body(session: Session, amount: str) -> dict:
+    """A periodic payment (A31): a bulk entry's fields, the debtor account, monthly from today."""
+    bulk = bulk_body(amount)
+    return {**bulk["payments"][0], "debtorAccount": bulk["debtorAccount"], "startDate": session.today().isoformat(),
+            "frequency": "Monthly"}
+
+
+UNKNOWN_PRODUCT = "instant-sepa-credit-transfers"  # a product this interface does not know (A7: 404 PRODUCT_UNKNOWN)
+
+
+@check("stateful:products-offered", suite="stateful", title="each payment product offered answers its operations; one "
+       "the profile says is not offered answers 403 PRODUCT_INVALID; a product the interface does not know 404 "
+       "PRODUCT_UNKNOWN", refs=("A31", "A7", "Errors"))
+def products_offered(session: Session) -> None:
+    from validator.context import spec_products
+
+    tpp = session.client()
+    bodies = {"createSepaCreditTransfer": lambda: sepa_body("19.00"), "createBulkPayment": lambda: bulk_body("19"),
+              "createPeriodicPayment": lambda: periodic_body(session, "19")}
+    creations = {session.product(op): op for op in bodies}
+    invalid = Expected((403,), ("PRODUCT_INVALID",), "a product not offered (A31, the bulk operation's 403)")
+    for product in spec_products(session.spec):
+        operation = creations.get(product)
+        if operation is None:
+            continue
+        offered = product not in session.profile.products_not_offered
+        ref = "A31" if offered else "A31 (profile products-not-offered)"
+        hint = "" if offered else " (the profile says it is not offered)"
+        created = session.send(tpp, tpp.prepare(operation, body=bodies[operation](), query=DUPLICATES_ALLOWED), operation)
+        session.expect(created, CREATED if offered else invalid, rule="stateful:products-offered", ref=ref,
+                       message=f"creating a {product} payment{hint} answered {created.answer.describe()}"
+                               + (" (if the implementation does not offer it, list it under products-not-offered)"
+                                  if offered and created.answer.code == "PRODUCT_INVALID" else ""))
+        service, name = product.split("/")
+        path = {"payment-service": service, "payment-product": name, "paymentId": "enc!!b2J2YWxpZGF0ZS1ub25l"}
+        read = session.send(tpp, tpp.prepare("getPaymentStatus", path=path), "getPaymentStatus")
+        wanted = Expected((404,), ("RESOURCE_UNKNOWN",), "an id that never existed") if offered else \
+            Expected((403, 404), ("PRODUCT_INVALID", "RESOURCE_UNKNOWN"), invalid.why)
+        session.expect(read, wanted, rule="stateful:products-offered", ref=ref,
+                       message=f"the status of an unknown {product} payment{hint} answered {read.answer.describe()}")
+    path = {"payment-service": "payments", "payment-product": UNKNOWN_PRODUCT, "paymentId": "enc!!b2J2YWxpZGF0ZS1ub25l"}
+    unknown = session.send(tpp, tpp.prepare("getPaymentStatus", path=path), "getPaymentStatus")
+    session.expect(unknown, Expected((404,), ("PRODUCT_UNKNOWN",)), rule="product-unknown", ref="A7",
+                   message=f"a payment product the interface does not know ({UNKNOWN_PRODUCT}) answered "
+                           f"{unknown.answer.describe()}")
+
+
+@scenario("stateful:basket-membership", title="a payment in a second basket: 201 (ours: several baskets), or 409 "
+          "CONFLICT while another basket holds it when the profile's payment-baskets is one", refs=("A34", "A1"))
+def basket_membership(session: Session, check_id: str) -> None:
+    tpp = session.client()
+    choice = session.profile.payment_baskets
+    ref = "A34" if choice == "several" else "A34 (profile payment-baskets: one)"
+    pid = sepa(session, tpp, "65.00", check_id)
+    first = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid]})
+    if not session.expect(first, CREATED, rule=check_id, ref="A1",
+                          message=f"a basket of one new payment answered {first.answer.describe()}"):
+        return
+    second = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid]})
+    wanted = CREATED if choice == "several" else Expected((409,), ("CONFLICT",), "the payment is in another basket")
+    session.expect(second, wanted, rule=check_id, ref=ref,
+                   message=f"a second basket with a payment another basket holds answered {second.answer.describe()}"
+                           + (" (if the implementation allows one basket per payment, set payment-baskets: one)"
+                              if choice == "several" and second.answer.status == 409 else ""))
+    if choice == "one" and not session.unavailable("deleteSigningBasket"):
+        basket_id = _json(first).get("basketId")
+        deleted = session.call(tpp, "deleteSigningBasket", path={"basketId": basket_id})
+        if deleted.answer.status == 204:
+            again = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid]})
+            session.expect(again, CREATED, rule=check_id, ref=ref, message="a basket with a payment whose basket "
+                           f"was deleted answered {again.answer.describe()}")
