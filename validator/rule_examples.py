@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .context import Context
+from .context import Context, Profile
 from .api import Validator
 from .request.examples import materialize_example
 from .request.shape import REQUEST_KIND
@@ -30,11 +30,14 @@ def materialize(example: Example, spec: Spec) -> Any:
 
 def run_example(rule: Rule, example: Example, spec: Spec):
     """The report of validating an example the way the catalogue documents it."""
+    options = dict(example.options or {})
+    if isinstance(options.get("profile"), dict):  # a profile the example needs, as a profile file writes it
+        options["profile"] = Profile.from_mapping(options["profile"], f"{rule.id} example profile")
     validator = Validator(
         spec=spec,
         context=Context.from_mapping(example.context) if example.context else None,
         today=spec.example_today,
-        **(example.options or {}),
+        **options,
     )
     if example.raw is not None:
         return validator.validate_bytes(example.raw, example.kind, source=f"{rule.id} example")

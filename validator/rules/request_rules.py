@@ -10,7 +10,6 @@ the envelope before signing, ``after`` after signing (to show what a verifier mu
 """
 from __future__ import annotations
 
-from ..context import Profile
 from ..findings import WARNING
 from ..signing.rules import SIGNATURE_RULES
 from . import Example, engine_rule
@@ -79,8 +78,8 @@ _rule("product-not-offered", "Payment product offered by this implementation",
       "interface does not know at all stays 404 PRODUCT_UNKNOWN. Never raised without such a profile.",
       ref="Errors", code="PRODUCT_INVALID", status=403, assumptions=["A31"],
       good=recipe(PERIODIC),
-      bad=recipe(PERIODIC, "/path")._replace(options={"profile": Profile(
-          name="periodic payments not offered", products_not_offered=("periodic-payments/norwegian-domestic-credit-transfers",))}))
+      bad=recipe(PERIODIC, "/path")._replace(options={"profile": {
+          "products-not-offered": ["periodic-payments/norwegian-domestic-credit-transfers"]}}))
 _rule("method-not-allowed", "Method of the operation",
       "The path is an operation's path but no operation there takes this method (methods are case-sensitive): "
       "405. The document's code set has no code of its own for this; BAD_REQUEST is answered (Berlin Group uses "
