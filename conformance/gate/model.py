@@ -26,15 +26,16 @@ class NotExercised(Exception):
 
 
 # The stable heads of "not exercised" reasons a profile or the target's data cause (the summary counts by reason):
-# each reason is one of these, then ": " and what in particular.
+# each reason is one of these, then what in particular (see reason()).
 NOT_OFFERED = "not offered"                          # a payment product the profile lists under products-not-offered
 ABSENT_IN_PROFILE = "absent in the profile"          # an operation the profile lists under absent-operations
 NO_TEST_DATA = "the target's sandbox data has no"    # followed by what a check needed, e.g. "an EUR account"
 
 
 def reason(head: str, what: str) -> str:
-    """A not-exercised reason: a stable head (NOT_OFFERED, ABSENT_IN_PROFILE) and what in particular."""
-    return f"{head}: {what}"
+    """A not-exercised reason: a stable head and what in particular ("not offered: <product>", "the target's sandbox
+    data has no <what>")."""
+    return f"{head} {what}" if head == NO_TEST_DATA else f"{head}: {what}"
 
 
 @dataclass(frozen=True)

@@ -187,8 +187,8 @@ def test_what_the_target_data_lacks_is_not_exercised_with_its_reason(identities,
         server.stop()
     assert not result.findings, describe(result)
     assert not_exercised(result) == {
-        "stateful:lifecycle": f"{NO_TEST_DATA}: EUR account whose iban its transactions show",
-        "stateful:pagination": f"{NO_TEST_DATA}: card account"}
+        "stateful:lifecycle": f"{NO_TEST_DATA} EUR account whose iban its transactions show",
+        "stateful:pagination": f"{NO_TEST_DATA} card account"}
 
 
 @pytest.mark.parametrize("change, message", [

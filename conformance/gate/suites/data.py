@@ -4,6 +4,7 @@ target's data lacks makes that check "not exercised: the target's sandbox data h
 sandbox operations makes them "not exercised" too."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from conformance.sandbox import testdata
@@ -101,34 +102,44 @@ class Resources:
 
 
 def _learn(session: Session, customer: Customer, account_id: str) -> Account | None:
-    """An account's own number and currency from its transactions: the account reference on every one of them (the
-    owner's name decides between two), and their one currency."""
+    """An account's own number and currency from its transactions: the account reference that carries the owner's
+    name most often (else the one on every transaction), and the one currency of those transactions. Transactions
+    other checks created there (any accounts, any names) do not mislead it."""
     listed = session.call(session.client(), "listSandboxAccountTransactions", path={"mockAccountId": account_id})
     try:
         items = listed.response.json() if listed.answer.status == 200 else None
     except ValueError:
         items = None
-    if not isinstance(items, list) or not items or not all(isinstance(t, dict) for t in items):
+    if not isinstance(items, list) or not items:
         return None
-
-    def sides(t: dict) -> dict[tuple, str]:
-        out = {}
+    items = [t for t in items if isinstance(t, dict)]
+    named: Counter = Counter()
+    currencies: dict[tuple, set] = {}
+    every: list[set] = []
+    for t in items:
+        refs = set()
         for side, name in (("debtorAccount", "debtorName"), ("creditorAccount", "creditorName")):
             ref = t.get(side) if isinstance(t.get(side), dict) else {}
             key = (ref.get("iban") or None, ref.get("bban") or None)
-            if key != (None, None):
-                out[key] = t.get(name)
-        return out
-
-    each = [sides(t) for t in items]
-    common = set(each[0]).intersection(*each[1:])
-    if len(common) > 1:
-        common = {k for k in common if all(s[k] == customer.name for s in each)}
-    currencies = {t.get("currency") for t in items}
-    if len(common) != 1 or len(currencies) != 1:
+            if key == (None, None):
+                continue
+            refs.add(key)
+            currencies.setdefault(key, set()).add(t.get("currency"))
+            if customer.name and t.get(name) == customer.name:
+                named[key] += 1
+        every.append(refs)
+    ranked = named.most_common(2)
+    if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
+        own = ranked[0][0]
+    else:
+        common = set.intersection(*every) if every else set()
+        if len(common) != 1:
+            return None
+        own, = common
+    if len(currencies[own]) != 1 or not isinstance(next(iter(currencies[own])), str):
         return None
-    (iban, bban), = common
-    return Account(account_id, customer.number, iban, bban, currencies.pop())
+    iban, bban = own
+    return Account(account_id, customer.number, iban, bban, next(iter(currencies[own])))
 
 
 def sandbox_resources(session: Session) -> Resources:

@@ -171,10 +171,10 @@ def _valid_body(session: Session, kind: str | None) -> Any:
     return bodies[kind]
 
 
-def _basket_of_a_held_payment(session: Session) -> tuple[dict, Context]:
+def _basket_of_a_held_payment(session: Session, *, fresh: bool = False) -> tuple[dict, Context]:
     """A basket body naming one payment the target holds (created once per run), and the payment as the validator's
     context: the basket operation's header rules are then the only thing a request can break."""
-    held = getattr(session, "_semantic_basket", None)
+    held = None if fresh else getattr(session, "_semantic_basket", None)
     if held is None:
         created = session.call(session.client(), "createSepaCreditTransfer", body=sepa_body("17.00"),
                                query={"allowLogicalDuplicate": "true"})
@@ -198,7 +198,13 @@ def request_probe(session: Session, operation: str, rule_id: str | None, site=No
     identity = session.identities.tpp
     body, context = basket if basket is not None else (_valid_body(session, kind), None)
 
+    # A34: where a payment may be in one basket only, each basket case names a payment of its own
+    one_basket = basket is not None and session.profile.payment_baskets == "one"
+
     def build(data: st.DataObject):
+        nonlocal body, context
+        if one_basket:
+            body, context = _basket_of_a_held_payment(session, fresh=True)
         unsigned = client.prepare(operation, body=body, sign=False, **where)
         draft = draft_of(operation, unsigned.method, unsigned.target, unsigned.headers, unsigned.body)
         if control is not None:
