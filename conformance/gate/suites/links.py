@@ -133,6 +133,8 @@ def state_machine(session: Session):
             case = input.case
             operation_id = _operation_id(case.operation)
             followed = labels.get(input.transition.id) if input.transition is not None else None
+            if _unavailable(operation_id, case):
+                return None
             _new_request(case)
             try:
                 response = send_case(session, case.operation, case, negative=False, context=_basket_context(case))
@@ -148,6 +150,15 @@ def state_machine(session: Session):
             return StepOutput(response, case)
 
     request_ids = iter(range(1, 2**62))
+
+    def _unavailable(operation_id: str, case) -> bool:
+        """A step the profile says the target cannot take (an absent operation, a product not offered: A15, A31) is
+        not sent; the operation itself, when always so, is "not exercised" with that reason."""
+        why = session.unavailable(operation_id, {k: str(v) for k, v in (case.path_parameters or {}).items()})
+        if why and session.unavailable(operation_id):
+            outcome = session.outcome(operation_id)
+            outcome.status, outcome.reason = "not-exercised", why
+        return bool(why)
 
     def _new_request(case) -> None:
         """Each step is a new request, each creation a new resource: a generated X-Request-ID (often the spec's
