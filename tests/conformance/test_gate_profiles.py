@@ -204,3 +204,56 @@ def test_an_unusable_test_data_file_is_refused_with_where(change, message, tmp_p
     data_file.write_text(json.dumps(bank), encoding="utf-8")
     with pytest.raises(testdata.DataSetError, match=message.replace("/", "/")):
         testdata.load(data_file)
+
+
+# ---------------------------------------------------------------- the profile keys themselves
+def test_the_profile_keys_are_checked_and_read():
+    from validator.context import ConfigError
+
+    profile = Profile.from_mapping({"request-id-replay": "conflict", "products-not-offered": [PERIODIC],
+                                    "absent-operations": ["runSandboxBatch"], "payment-baskets": "one"})
+    assert (profile.request_id_replay, profile.products_not_offered, profile.absent_operations,
+            profile.payment_baskets) == ("conflict", (PERIODIC,), frozenset({"runSandboxBatch"}), "one")
+    defaults = Profile()
+    assert (defaults.request_id_replay, defaults.products_not_offered, defaults.absent_operations,
+            defaults.payment_baskets) == ("first-response", (), frozenset(), "several")
+    for bad, said in (({"absent-operations": ["createSepaCreditTransfer"]}, "operation the document does not list"),
+                      ({"products-not-offered": ["payments/instant-sepa-credit-transfers"]}, "payment product"),
+                      ({"request-id-replay": "ignored"}, "request-id-replay"),
+                      ({"payment-baskets": "two"}, "payment-baskets")):
+        with pytest.raises(ConfigError, match=said):
+            Profile.from_mapping(bad)
+
+
+def test_the_oracle_knows_absent_operations_and_products_not_offered():
+    """What the validator predicts (and the sandbox answers): an absent operation's path is unknown (404), or another
+    method's where an operation shares the path (405); a product not offered 403 PRODUCT_INVALID."""
+    from validator import Validator
+    from validator.request.examples import materialize_example
+
+    def findings(profile: dict, operation: str) -> list[tuple[str, int | None, str | None]]:
+        from validator.spec import load_spec
+
+        v = Validator(profile=Profile.from_mapping(profile), today=load_spec().example_today)  # the recipes' day
+        request = materialize_example({"x-example": {"operation": operation}}, v.spec)
+        return [(f.rule, f.status, f.code) for f in v.validate(request, "request").errors]
+
+    assert findings({}, "runSandboxBatch") == []
+    assert findings({"absent-operations": ["runSandboxBatch"]}, "runSandboxBatch") == [
+        ("path-unknown", 404, "RESOURCE_UNKNOWN")]
+    assert [f[0] for f in findings({"absent-operations": ["createSandboxCustomer"]}, "createSandboxCustomer")] == [
+        "method-not-allowed"]
+    assert findings({"products-not-offered": [PERIODIC]}, "createPeriodicPayment") == [
+        ("product-not-offered", 403, "PRODUCT_INVALID")]
+    assert findings({"products-not-offered": [PERIODIC]}, "createSepaCreditTransfer") == []
+
+
+def test_serve_refuses_an_unusable_test_data_file(tmp_path):
+    from click.testing import CliRunner
+
+    from conformance.sandbox.cli import sandbox
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"customers": []}', encoding="utf-8")
+    result = CliRunner().invoke(sandbox, ["serve", "--db", ":memory:", "--test-data", str(bad)])
+    assert result.exit_code == 2 and "customers and accounts" in result.output
