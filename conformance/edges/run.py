@@ -25,7 +25,7 @@ from .derive import Deriver, Edge
 
 NO_TARGET = "none"
 # What stands in for the target's test data when there is no target (the validator never looks them up).
-PLACEHOLDERS = suite_data.Resources("account-id", ("account-id",), "card-account-id")
+PLACEHOLDERS = suite_data.Resources((suite_data.Customer("customer-number", "", "", ("account-id",), ("card-account-id",)),))
 SEARCH_FIELD = "Hypothesis search"
 
 
