@@ -392,6 +392,8 @@ class Session:
         suite, check_id = self._check
         op = operation or (exchange.operation if exchange else "-")
         actual = exchange.answer if exchange else answer_of(response) if response is not None else Answer(None)
+        if exchange is not None:
+            rule, ref, message = self.profile_decision(exchange, rule, ref, message)
         finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, actual.describe(),
                           actual.excerpt, self.seed, curl(self.base_url, exchange.request) if exchange else "",
                           dict(actual.headers))
@@ -403,6 +405,22 @@ class Session:
         with self._lock:
             outcome.findings.append(finding)
             outcome.status = "failed"
+
+    def profile_decision(self, exchange: Exchange, rule: str, ref: str, message: str) -> tuple[str, str, str]:
+        """A disagreement whose answer shows a decision the profile can state, whatever the check: a product refused as
+        not offered (403 PRODUCT_INVALID, A31), an operation without path parameters answered as not there (A15,
+        A25). It is that decision's finding, with the key that states it, so a run reports the decision once as one
+        group, not the rule each check was testing."""
+        if exchange.answer.code == "PRODUCT_INVALID":
+            product = self.product(exchange.operation) or "its product"
+            return "product-not-offered", "A31", (f"{message} (the target refuses {product} as not offered: if so, "
+                                                  "list it under products-not-offered)")
+        op = self.spec.operation(exchange.operation) if exchange.operation in self.spec.operations else None
+        if (op is not None and exchange.answer.status in ABSENT_STATUSES and not op.path_parameters
+                and op.raw.get("x-header-table-column") == "none" and op.operation_id not in self.profile.absent_operations):
+            return "operation-absent", (op.assumptions or ("Endpoints",))[0], (
+                f"{message} (the target has no {op.operation_id}: if so, list it under absent-operations)")
+        return rule, ref, message
 
     def rule_ref(self, rule: str) -> str:
         known = self.catalogue.get(rule)

@@ -250,13 +250,9 @@ def send_case(session: Session, operation, case, *, negative: bool, context: Con
         state_refusal = exchange.answer.status in refusals and exchange.answer.code in STATE_CODES
         if not (exchange.answer.status in success or state_refusal):
             kind = "a schema-invalid request the validator accepts as sent" if negative else "a valid request"
-            # A31: a product the target refuses as not offered is that decision's finding, whatever the suite
-            rule, hint = ("product-not-offered", " (if the implementation does not offer the product, list it under "
-                          "products-not-offered)") if exchange.answer.code == "PRODUCT_INVALID" else \
-                ("positive-data-acceptance", "")
             raise Disagreement(exchange, f"{'/'.join(map(str, success))} or a state refusal "
-                                         f"({'/'.join(STATE_CODES[:3])}…)", rule,
-                               f"{kind}: the target answered {exchange.answer.describe()}{hint}")
+                                         f"({'/'.join(STATE_CODES[:3])}…)", "positive-data-acceptance",
+                               f"{kind}: the target answered {exchange.answer.describe()}")
     elif not expected.allows(exchange.answer):
         rule = errors[0].rule
         what = "a schema-invalid request" if negative else "a generated request the validator refuses"
