@@ -416,7 +416,8 @@ class Session:
             return "product-not-offered", "A31", (f"{message} (the target refuses {product} as not offered: if so, "
                                                   "list it under products-not-offered)")
         op = self.spec.operation(exchange.operation) if exchange.operation in self.spec.operations else None
-        if (op is not None and exchange.answer.status in ABSENT_STATUSES and not op.path_parameters
+        if (op is not None and exchange.request.method == op.method and exchange.answer.status in ABSENT_STATUSES
+                and not op.path_parameters
                 and op.raw.get("x-header-table-column") == "none" and op.operation_id not in self.profile.absent_operations):
             return "operation-absent", (op.assumptions or ("Endpoints",))[0], (
                 f"{message} (the target has no {op.operation_id}: if so, list it under absent-operations)")
