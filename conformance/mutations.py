@@ -1015,6 +1015,8 @@ REQUEST_LEFT_OUT = {
                             "request with this signer; not sent",
     "certificate-not-yet-valid": "needs a certificate whose validity starts after the run's clock; the security "
                                  "suite's expired-certificate check covers the validity window",
+    "product-not-offered": "raised only where the implementer's profile lists a product under products-not-offered "
+                           "(A31): stateful:products-offered sends each product's operations by the profile",
 }
 
 
