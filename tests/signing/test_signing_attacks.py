@@ -215,9 +215,6 @@ REJECT: list[Case] = [
     ("parameter-repeated", lambda c: replace_param(c.signed, 'algorithm="rsa-sha256"',
                                                    'algorithm="rsa-sha256",algorithm="rsa-sha256"'),
      "signature-malformed", SIG_INVALID),
-    ("parameter-unknown", lambda c: replace_param(c.signed, 'algorithm="rsa-sha256"',
-                                                  'algorithm="rsa-sha256",created="1751371200"'),
-     "signature-malformed", SIG_INVALID),
     ("parameter-missing-keyid", lambda c: set_header(c.signed, "Signature", get(c.signed, "Signature").split(
         '",', 1)[1]), "signature-malformed", SIG_INVALID),
     ("parameter-unquoted", lambda c: replace_param(c.signed, 'algorithm="rsa-sha256"', "algorithm=rsa-sha256"),
@@ -413,6 +410,12 @@ ACCEPT: list[tuple[str, Callable[[Ctx], SignableRequest | tuple]]] = [
     ("header-names-any-case", lambda c: replace(c.signed, headers=[(n.upper(), v) for n, v in c.signed.headers])),
     ("headers-param-upper-case", lambda c: replace_param(c.signed, 'headers="date digest x-request-id',
                                                          'headers="Date Digest X-Request-ID')),
+    # cavage-10 section 2.1: a parameter that is not recognised is ignored (created/expires of later drafts, a
+    # vendor's own); a tampered body still fails with one present (test_unknown_parameter_never_lends_trust)
+    ("parameter-unknown-ignored", lambda c: replace_param(c.signed, 'algorithm="rsa-sha256"',
+                                                          'algorithm="rsa-sha256",created="1751371200"')),
+    ("parameter-unknown-first-and-escaped", lambda c: set_header(c.signed, "Signature", 'x-vendor="a\\"b",'
+                                                                 + get(c.signed, "Signature"))),
     ("ows-between-parameters", lambda c: set_header(c.signed, "Signature",
                                                     get(c.signed, "Signature").replace('",', '", '))),
     ("repeated-header-joined", lambda c: c.sign(replace(c.signed, headers=c.signed.headers + [
@@ -467,3 +470,13 @@ def test_rules_follow_decision_a8():
     for rule_id, rule in SIGNATURE_RULES.items():
         assert rule.id == rule_id and rule.name and len(rule.summary) > 60
         assert rule.severity in (ERROR, WARNING)
+
+
+def test_unknown_parameter_never_lends_trust(ctx):
+    """An ignored parameter changes nothing that is verified: the request altered after signing still fails, and a
+    known parameter named twice is still refused."""
+    tampered = replace(replace_param(ctx.signed, 'algorithm="rsa-sha256"', 'algorithm="rsa-sha256",nonce="1"'),
+                       body=BODY + b" ")
+    assert {f.rule for f in verify_request(tampered, OPTIONS)} & {"digest-mismatch", "signature-invalid"}
+    twice = replace_param(ctx.signed, 'algorithm="rsa-sha256"', 'algorithm="rsa-sha256",nonce="1",algorithm="hs2019"')
+    assert "signature-malformed" in {f.rule for f in verify_request(twice, OPTIONS)}

@@ -222,13 +222,10 @@ def _check_code_list(spec: Spec, op: Operation, p: Parameter, code_set: str, val
     schema = spec.schema(code_set)
     known = tuple(schema.get("enum", ()))
     aliases = dict(schema.get("x-aliases") or {})
-    names = [n.strip(" \t") for n in value.split(",")]
-    if any(not n for n in names):
-        out.add(HEADER_FORMAT, pointer, f"{p.name} {_short(value)} has an empty name in its comma-separated list")
+    # RFC 9110 section 5.6.1: a recipient accepts and ignores empty list elements ("a,,b", "a, ,b", ", a").
+    names = [n for n in (n.strip(" \t") for n in value.split(",")) if n]
     given = set()
     for n in names:
-        if not n:
-            continue
         canonical = aliases.get(n, n)
         given.add(canonical)
         if canonical not in known:

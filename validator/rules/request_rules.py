@@ -193,7 +193,7 @@ _rule("body-not-accepted", "No body where the operation takes none",
 # ---------------------------------------------------------------- request signing (validator/signing, A8)
 _SIGNED_BAD = {
     "signature-missing": recipe(SEPA, "/headers/Signature", after=[["/headers/Signature", None]]),
-    "signature-malformed": recipe(SEPA, "/headers/Signature", after=[["/headers/Signature", 'keyId="SN=1,CA=CN=x", headers="date", signature="AAAA", extra="1"']]),
+    "signature-malformed": recipe(SEPA, "/headers/Signature", after=[["/headers/Signature", 'keyId="SN=1,CA=CN=x", headers="date", headers="digest", signature="AAAA"']]),
     "signature-algorithm": recipe(SEPA, "/headers/Signature", after=[["/headers/Signature", "@algorithm:hmac-sha256"]]),
     "signature-headers-incomplete": recipe(SEPA, "/headers/Signature", signed_headers=["date", "digest", "psu-id", "tpp-redirect-uri"]),
     "signature-invalid": recipe(SEPA, "/headers/Signature", after=[["/headers/PSU-ID", "0d6c2f4e-3a1b-4c5d-8e9f-a0b1c2d3e4f5"]]),

@@ -1,9 +1,11 @@
 """draft-cavage-http-signatures-10 as profiled by the interface: the request model, strict parsing of the
 ``Signature`` header (after RFC 2047 encoded-word unwrapping) and construction of the signing string.
 
-Parsing is deliberately strict: exactly the parameters ``keyId``, ``algorithm`` (optional), ``headers`` and
-``signature``, each once, each a quoted string. ``created``/``expires`` belong to later drafts (11+), not to
-cavage-10 nor the profile, so they are rejected like any other unknown parameter.
+Parsing is strict about what it reads: the parameters ``keyId``, ``algorithm`` (optional), ``headers`` and
+``signature``, each once, each a quoted string, in a list of ``name="value"`` parameters. A parameter the profile
+does not know (``created``/``expires`` of later drafts, a vendor's own) is skipped: cavage-10 section 2.1 says
+"Any parameter that is not recognized as a parameter [...] MUST be ignored", so a signer that adds one is within the
+draft the document names. It is never used, so it cannot change what is verified.
 """
 from __future__ import annotations
 
@@ -178,7 +180,7 @@ def _plain_params(text: str) -> dict[str, str] | None:
             return None
         name = text[pos:eq].strip(" \t")  # [ \t]* name [ \t]*: a parameter name holds no blank
         if name not in SIGNATURE_PARAMS or name in params:
-            return None
+            return None  # repeated, or a parameter to skip: the general parser words or skips it
         quote = eq + 1
         while quote < end_of_text and text[quote] in " \t":
             quote += 1
@@ -209,11 +211,11 @@ def _params(text: str) -> dict[str, str]:
                 f"{text[pos:pos + 20]!r})")
         name, raw = m.group(1), m.group(2)
         if name not in SIGNATURE_PARAMS:
-            raise SignatureFormatError(
-                f"unknown Signature parameter {name!r}; the profile allows only keyId, algorithm, headers, signature")
-        if name in params:
+            pass  # not recognised: ignored (cavage-10 section 2.1)
+        elif name in params:
             raise SignatureFormatError(f"Signature parameter {name!r} occurs more than once")
-        params[name] = raw.replace('\\"', '"')
+        else:
+            params[name] = raw.replace('\\"', '"')
         pos = m.end()
         if pos == len(text):
             break

@@ -39,8 +39,9 @@ SIGNATURE_RULES: dict[str, SignatureRule] = _rules(
                   "profile). A request without it cannot be attributed to the TPP and is refused with 401 "
                   "SIGNATURE_MISSING (decision A8).", "SIGNATURE_MISSING", 401),
     SignatureRule("signature-malformed", "Signature parameters malformed",
-                  "The Signature value (after RFC 2047 unwrapping) must be exactly the parameters keyId, algorithm "
-                  "(optional), headers and signature, each once, as quoted strings; headers must be a non-empty "
+                  "The Signature value (after RFC 2047 unwrapping) must carry the parameters keyId, algorithm "
+                  "(optional), headers and signature, each once, as quoted strings (a parameter it does not "
+                  "recognise is ignored: cavage-10 section 2.1); headers must be a non-empty "
                   "list of distinct names; keyId must read SN=<hex>,CA=<DN>; signature must be Base64. Anything "
                   "else is refused as 401 SIGNATURE_INVALID.", "SIGNATURE_INVALID", 401),
     SignatureRule("signature-algorithm", "Signature algorithm not allowed",
