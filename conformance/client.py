@@ -14,7 +14,8 @@ Usage::
 
 :meth:`SignedClient.call` fills every required header and query parameter of the operation with a valid default
 from spec/openapi.yaml (X-Request-ID: a fresh UUID per call) unless given (``headers`` entries override, ``None``
-removes one), takes the operation's first spec example as body unless given, and signs the exact body bytes it sends
+removes one), takes the operation's first spec example as body unless given, sends ``Content-Type: application/json``
+with a body (A33; ``headers={"Content-Type": None}`` leaves it out), and signs the exact body bytes it sends
 with the validator's signer (Digest where the operation takes one, Date from ``clock``, TPP-Signature-Certificate,
 Signature). :meth:`SignedClient.prepare` returns the signed request without sending it, for tests that tamper with
 it; :meth:`SignedClient.send_prepared` sends one. ``sign=False`` sends unsigned. The client is thread-safe (one
@@ -35,6 +36,8 @@ from validator.signing import SignableRequest, generate_test_identity, sign_requ
 from validator.spec import Spec, load_spec
 
 _DEFAULT: Any = object()
+# The media type of every body of the interface, sent as Content-Type with each one (A33; RFC 9110 section 8.3).
+JSON_MEDIA_TYPE = "application/json"
 # Throwaway identities are valid for years around any sandbox clock a test picks.
 VALID_FROM = _dt.datetime(2020, 1, 1, tzinfo=_dt.timezone.utc)
 VALID_UNTIL = _dt.datetime(2040, 1, 1, tzinfo=_dt.timezone.utc)
@@ -94,6 +97,8 @@ class SignedClient:
         envelope = build_request(self.spec, operation_id, path_values=path, query=query, headers=given, **options)
         data = bytes(raw) if raw is not None else envelope.get("body", "").encode("utf-8")
         pairs = list(envelope["headers"].items())
+        if data and op.request_schema_ref and not any(n.lower() == "content-type" for n in given):
+            pairs.append(("Content-Type", JSON_MEDIA_TYPE))  # A33: HTTP metadata of the JSON body, as TPPs send it
         digest = any(p.key == "digest" for p in op.header_parameters)
         return self._signed(op.method, envelope["path"], pairs, data, sign=sign, digest=digest)
 

@@ -983,7 +983,7 @@ REQUEST_MUTATIONS: dict[str, RequestMutation] = {
     "json-too-deep": RequestMutation(_one(lambda op: bool(op.request_schema_ref)), m_json_too_deep),
     "json-empty": RequestMutation(_one(lambda op: bool(op.request_schema_ref)), m_json_empty),
     # A8, after signing
-    "signature-malformed": RequestMutation(_one(_signed), _after("Signature", lambda signed: signed + ',extra="1"')),
+    "signature-malformed": RequestMutation(_one(_signed), _after("Signature", lambda signed: signed + ',headers="date"')),  # a parameter twice
     "digest-malformed": RequestMutation(_one(_with_digest), _digest(lambda body: "SHA-256")),
     "digest-algorithm": RequestMutation(_one(_with_digest), _digest(
         lambda body: "MD5=" + base64.b64encode(hashlib.md5(body).digest()).decode("ascii"))),
@@ -1017,6 +1017,8 @@ REQUEST_LEFT_OUT = {
                                  "suite's expired-certificate check covers the validity window",
     "product-not-offered": "raised only where the implementer's profile lists a product under products-not-offered "
                            "(A31): stateful:products-offered sends each product's operations by the profile",
+    "content-type-not-json": "a warning (A33), yet HTTP lets a server refuse a media type it does not take with 415 "
+                             "(RFC 9110 section 15.5.16): no answer to it could be judged, so none is sent",
 }
 
 

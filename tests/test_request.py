@@ -333,8 +333,11 @@ def test_corporate_psu_without_corporate_id(identity, op_id):
 
 def test_headers_not_accepted(identity):
     report = check(signed(identity, "createSepaCreditTransfer", set=[("Content-Type", "application/json"), ("X-Debug", "1"), ("Content-Length", "5")]))
+    # Content-Type naming JSON on a JSON body is HTTP metadata (A33), like Content-Length
     assert sorted((f.rule, f.pointer, f.severity) for f in report.findings) == [
-        ("header-not-accepted", "/headers/Content-Type", "warning"), ("header-not-accepted", "/headers/X-Debug", "warning")]
+        ("header-not-accepted", "/headers/X-Debug", "warning")]
+    report = check(signed(identity, "listSandboxCustomers", set=[("Content-Type", "application/json")]))
+    assert [(f.rule, f.pointer) for f in report.findings] == [("header-not-accepted", "/headers/Content-Type")]
     # PSU-ID is a header of the payment operations but not of the sandbox lists
     report = check(signed(identity, "listSandboxCustomers", set=[("PSU-ID", "3d9a8e42-7b1c-4c5e-9f2a-6b8d0e1f2a3c")]))
     assert [(f.rule, f.pointer) for f in report.findings] == [("header-not-accepted", "/headers/PSU-ID")]
@@ -634,13 +637,12 @@ def test_garbage_headers_on_a_signed_request(valid_sepa, extra, replace):
 
 
 @pytest.mark.parametrize("name,value,rule", [
-    ("PSU-User-Agent", "A" * 100_000, "header-oversized"),
     ("TPP-Session-ID", "abc\x07def", "header-malformed"),
     ("TPP-Signature-Certificate", "@@not base64@@", "certificate-invalid"),
     ("Signature", 'keyId="SN=1,CA=CN=x", algorithm="rsa-sha256", headers="date", headers="date", signature="AAAA"', "signature-malformed"),
     ("Signature", 'keyId="SN=1,CA=CN=x"', "signature-malformed"),
     ("Signature", "=?utf-8?B?not-base64?=", "signature-malformed"),
-    ("Digest", "SHA-256=" + "A" * 50_000, "header-oversized"),
+    ("Digest", "SHA-256=" + "A" * 50_000, "digest-malformed"),
 ])
 def test_garbage_header_values_give_their_finding(valid_sepa, name, value, rule):
     pairs = [(n, v) for n, v in valid_sepa["headers"].items() if n != name] + [(name, value)]
@@ -648,6 +650,29 @@ def test_garbage_header_values_give_their_finding(valid_sepa, name, value, rule)
     _assert_findings(report)
     assert of(report, rule), summary(report)
     assert not report.valid
+
+
+def test_an_oversized_header_the_signature_does_not_need_is_a_warning(valid_sepa):
+    """A33: no header length is documented; the value is not read further, the request stays valid."""
+    pairs = list(valid_sepa["headers"].items()) + [("PSU-User-Agent", "A" * 100_000)]
+    report = check({**valid_sepa, "headers": pairs})
+    assert [(f.rule, f.severity) for f in report.findings] == [("header-oversized", "warning")], summary(report)
+    assert report.valid
+
+
+def test_content_type_of_a_json_body(valid_sepa):
+    """A33: Content-Type naming JSON is accepted silently, another media type is a warning, none is accepted; on an
+    operation without a body it is not accepted (a warning)."""
+    def with_content_type(value):
+        pairs = [(n, v) for n, v in valid_sepa["headers"].items()] + ([("Content-Type", value)] if value else [])
+        return check({**valid_sepa, "headers": pairs})
+
+    for value in ("application/json", "application/json; charset=utf-8", "Application/JSON", "application/vnd.x+json", None):
+        assert with_content_type(value).findings == [], (value, summary(with_content_type(value)))
+    for value in ("text/plain", "application/x-www-form-urlencoded", "application/jsonx"):
+        report = with_content_type(value)
+        assert [(f.rule, f.severity) for f in report.findings] == [("content-type-not-json", "warning")], value
+        assert report.valid
 
 
 def test_duplicated_signing_headers_give_findings(valid_sepa):

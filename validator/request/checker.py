@@ -173,7 +173,7 @@ def request_findings(v: PayloadEngine, parsed: Parsed, *, source: str = "<reques
             not_offered = product_not_offered(resolution, v.profile.products_not_offered)
             if not_offered is not None:
                 out.problems.append(not_offered)
-            check_headers(v.spec, op, req, out, MAX_HEADER_LENGTH, v.profile)
+            check_headers(v.spec, op, req, out, v.profile)
             check_query(v.spec, op, req, out)
             extra.extend(_check_body(v, op, req, out, source))
             extra.extend(_verify(v, op, req))

@@ -23,6 +23,8 @@ ACCEPT_FIX_REQUIRED = "accept-fix-required"
 CORPORATE_ID_REQUIRED = "corporate-id-required"
 HEADER_NOT_ACCEPTED = "header-not-accepted"
 HEADER_DUPLICATE = "header-duplicate"
+CONTENT_TYPE_NOT_JSON = "content-type-not-json"
+CONTENT_TYPE = "content-type"
 
 # A7: a corporate PSU (PSU-Context: CORPORATE) must send PSU-Corporate-ID
 SIGNATURE_CONTEXT_HEADER = "psu-context"
@@ -102,7 +104,7 @@ def _plan(spec: Spec, op: Operation) -> _HeaderPlan:
     return plan
 
 
-def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems, max_length: int,
+def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems,
                   profile: Profile = DEFAULT_PROFILE) -> None:
     plan = _plan(spec, op)
     repeats = profile.repeated_headers
@@ -133,8 +135,6 @@ def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems, ma
             why = "the profile refuses its repeats" if check.listed else "it takes one value"
             out.add(HEADER_DUPLICATE, header_pointer(check.param.name),
                     f"{check.param.name} occurs {len(values)} times; {why}")
-        if any(len(v) > max_length for v in values):
-            continue  # header-oversized (verifier); not parsed further
         for value in ([", ".join(values)] if check.listed else values):
             found = check.found.get(value)
             if found is None:
@@ -156,6 +156,14 @@ def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems, ma
                 f"PSU-Context is {CORPORATE_CONTEXT}: a corporate PSU must send {declared[CORPORATE_ID_HEADER].name}")
     # headers the operation does not accept
     for lname in index:
+        if lname == CONTENT_TYPE and op.request_schema_ref:
+            # A33: HTTP metadata of the JSON body (RFC 9110 section 8.3), like Content-Length
+            value = ", ".join(index[lname])
+            if not is_json_media_type(value):
+                wire = next(n for n, _v in req.headers if n.lower() == lname)
+                out.add(CONTENT_TYPE_NOT_JSON, header_pointer(wire), f"{wire} {_short(value)} does not name JSON; "
+                        f"the body of {op.operation_id} is application/json", WARNING)
+            continue
         if lname in plan.quiet:
             continue
         if lname in plan.content:
@@ -167,6 +175,13 @@ def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems, ma
         else:
             wire = next(n for n, _v in req.headers if n.lower() == lname)
             out.add(HEADER_NOT_ACCEPTED, header_pointer(wire), f"{wire} is not a header of {op.operation_id} (header table, column {op.header_table_column or 'none'}); it is ignored")
+
+
+def is_json_media_type(value: str) -> bool:
+    """application/json or a structured +json type (RFC 6839), parameters (charset=utf-8) aside."""
+    media = value.split(";", 1)[0].strip(" \t").lower()
+    kind, _, subtype = media.partition("/")
+    return kind == "application" and (subtype == "json" or subtype.endswith("+json"))
 
 
 def _signing_only_headers(spec: Spec) -> frozenset[str]:

@@ -134,12 +134,21 @@ _rule("corporate-id-required", "Corporate PSU sends PSU-Corporate-ID",
       bad=recipe(SEPA, "/headers/PSU-Corporate-ID", set=[["/headers/PSU-Context", "CORPORATE"]]))
 _rule("header-not-accepted", "Header accepted by the operation",
       "A header that is not a parameter of the operation (the header table's '-'), not in its x-headers, or "
-      "marked accepted: false there (Content-Type on the payment and basket operations) is ignored by the "
-      "service; reported as a warning. Date (signed by the signing profile) and HTTP framing headers "
-      "(Content-Length, Transfer-Encoding, Connection) are always accepted.",
+      "marked accepted: false there (Content-Type on an operation without a body) is ignored by the "
+      "service; reported as a warning. Date (signed by the signing profile), HTTP framing headers "
+      "(Content-Length, Transfer-Encoding, Connection) and Content-Type on a JSON body (A33) are always accepted.",
       ref=REF_HEADERS, severity=WARNING,
       good=recipe(CARD_TX_CREATE, set=[["/headers/Content-Type", "application/json"]]),
-      bad=recipe(SEPA, "/headers/Content-Type", set=[["/headers/Content-Type", "application/json"]]))
+      bad=recipe(CUSTOMERS, "/headers/Content-Type", set=[["/headers/Content-Type", "application/json"]]))
+_rule("content-type-not-json", "Content-Type of a JSON body names JSON",
+      "Content-Type is HTTP metadata of the body (RFC 9110 section 8.3), not an interface parameter: on an operation "
+      "that takes a JSON body, application/json (or a +json type; parameters such as charset aside) is accepted "
+      "silently, like Content-Length, and a body without Content-Type is accepted too. Another media type is "
+      "reported as a warning: the service reads the body as JSON whatever it is labelled, though HTTP lets a "
+      "server refuse a media type it does not take with 415 (A33).",
+      ref=REF_HEADERS, severity=WARNING, assumptions=["A33"],
+      good=recipe(SEPA, set=[["/headers/Content-Type", "application/json; charset=utf-8"]]),
+      bad=recipe(SEPA, "/headers/Content-Type", set=[["/headers/Content-Type", "text/plain"]]))
 _rule("header-duplicate", "Single-valued header once",
       "A header that takes one value occurs more than once; which one the service reads is undefined. List "
       "headers (Accept*, PSU-Accept*, Digest, x-accept-fix) may repeat. 400 FORMAT_ERROR. A profile states the "
@@ -218,7 +227,10 @@ _SIGNED_GOOD = {
     "signature-headers-incomplete": recipe(SEPA, signed_headers=["(request-target)", "date", "digest", "x-request-id", "psu-id", "tpp-redirect-uri"]),
 }
 
+_SIGNED_ASSUMPTIONS = {"header-oversized": ["A33"]}  # a length the document does not state
+
 for _id, _r in SIGNATURE_RULES.items():
     engine_rule(_id, name=_r.name, summary=_r.summary, ref=_r.ref, severity=_r.severity, code=_r.code,
-                status=_r.status, group="signature", assumptions=["A8"], good=_SIGNED_GOOD.get(_id, GOOD),
+                status=_r.status, group="signature", assumptions=_SIGNED_ASSUMPTIONS.get(_id, ["A8"]),
+                good=_SIGNED_GOOD.get(_id, GOOD),
                 bad=_SIGNED_BAD[_id], direction="request")

@@ -109,7 +109,11 @@ SIGNATURE_RULES: dict[str, SignatureRule] = _rules(
     SignatureRule("digest-unverifiable", "Digest not checked against the body",
                   "The body bytes were not available, so the Digest could only be checked for syntax; the "
                   "signature over the Digest header was still verified.", "FORMAT_ERROR", 400, severity=WARNING),
-    SignatureRule("header-oversized", "Header value too long",
-                  "A header value longer than the configured limit (default 8192 characters) is refused with 400 "
-                  "FORMAT_ERROR and is not processed further.", "FORMAT_ERROR", 400),
+    SignatureRule("header-oversized", "Header value longer than the validator reads",
+                  "The document states no length limit for a header value (A33): a value longer than the "
+                  "validator reads (default 8192 characters) is reported as a warning and not read further. A "
+                  "server may take the request or refuse it with 400, 413 or 431 (RFC 9110 section 5.4), never a "
+                  "5xx. Signature, TPP-Signature-Certificate, Digest, Date or a signed header that long cannot be "
+                  "verified and is refused under its own rule (A8).", "FORMAT_ERROR", 400, severity=WARNING,
+                  ref=REF_HEADERS),
 )
