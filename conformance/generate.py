@@ -47,6 +47,12 @@ Two layers:
 
 Nothing here copies a code set, a limit or the minor-unit table: they are read from the spec.
 
+``realistic=True`` draws what a TPP sends, away from the boundaries the full range reaches first (Hypothesis starts
+from the simplest value: an empty creditorName, a bulk with no payments): free text non-empty, of letters, digits
+and a few marks, never at its maxLength; numbers from 1 where their range allows; arrays of 1 to 3 items. The conformance gate starts every "break exactly
+one rule" case from such a payload, so that a target refusing a boundary value cannot pass that refusal off as its
+answer to the rule under test; its valid controls keep the full range, where such a refusal is reported as what it is.
+
 Usage::
 
     from conformance.generate import valid_payloads
@@ -83,6 +89,8 @@ IBAN_COUNTRIES = ("NO", "DE", "FI", "SE", "DK", "NL", "FR", "GB")
 # Sizes are kept small so that a payload validates in well under a millisecond.
 MAX_ITEMS = 3  # arrays without a tighter maxItems
 MAX_BULK_ENTRIES = 5
+REALISTIC_MAX_ITEMS = 3  # arrays of a realistic payload: 1 to 3 items (a bulk's payments too)
+REALISTIC_TEXT = string.ascii_letters + string.digits + "ÆØÅæøå -.,'"
 MAX_MAP_ENTRIES = 2  # additionalProperties maps
 MAX_FREE_TEXT = 12  # strings without a maxLength
 EXECUTION_DAYS_AHEAD = 365
@@ -117,10 +125,11 @@ def _ecma_anchored(pattern: str) -> str:
 class SpecStrategies:
     """Strategies of valid values for the schemas of one spec, in one kind's direction."""
 
-    def __init__(self, spec: Spec, *, today: _dt.date, response: bool):
+    def __init__(self, spec: Spec, *, today: _dt.date, response: bool, realistic: bool = False):
         self.spec = spec
         self.today = today
         self.response = response
+        self.realistic = realistic
         self._components: dict[str, st.SearchStrategy] = {}
         # component name -> builder of its strategy (the semantic overrides)
         self.overrides: dict[str, Callable[[], st.SearchStrategy]] = {
@@ -176,9 +185,12 @@ class SpecStrategies:
         if kind == "string":
             return self.string(schema)
         if kind == "integer":
-            return st.integers(schema.get("minimum", -(10**6)), schema.get("maximum", 10**6))
+            low, high = schema.get("minimum", -(10**6)), schema.get("maximum", 10**6)
+            return st.integers(max(low, 1) if self.realistic and high >= 1 else low, high)
         if kind == "number":
             low, high = schema.get("minimum"), schema.get("maximum")
+            if self.realistic and (high is None or high >= 1):
+                return st.integers(max(low or 1, 1), high if high is not None else 10**6)
             return st.one_of(
                 st.integers(low if low is not None else -(10**6), high if high is not None else 10**6),
                 st.floats(low, high, allow_nan=False, allow_infinity=False),
@@ -220,7 +232,8 @@ class SpecStrategies:
         addl = schema.get("additionalProperties")
         if isinstance(addl, dict):
             value = self.schema(addl)
-            extra_keys = st.text(min_size=1, max_size=10).filter(lambda k: k not in props)
+            keys = st.text(REALISTIC_TEXT.strip(" -.,'"), min_size=1, max_size=10) if self.realistic else st.text(min_size=1, max_size=10)
+            extra_keys = keys.filter(lambda k: k not in props)
             extra = st.dictionaries(extra_keys, value, max_size=MAX_MAP_ENTRIES)
             for name in missing:  # required but only declared through additionalProperties
                 fixed[name] = value
@@ -231,6 +244,8 @@ class SpecStrategies:
     def array(self, schema: dict, *, max_items: int | None = None) -> st.SearchStrategy:
         low = schema.get("minItems", 0)
         high = schema.get("maxItems", max(low, max_items or MAX_ITEMS))
+        if self.realistic:
+            low, high = max(low, 1), max(max(low, 1), min(high, REALISTIC_MAX_ITEMS))
         items = self.schema(schema.get("items", {"type": "string"}))
         if schema.get("uniqueItems"):
             # Python equality is JSON equality for the item types the spec uses (strings, objects).
@@ -247,10 +262,23 @@ class SpecStrategies:
             return strategy.filter(lambda s: len(s) >= low and (high is None or len(s) <= high))
         low = schema.get("minLength", 0)
         high = schema.get("maxLength")
+        if self.realistic:
+            return self._realistic_text(low, high)
         if high is None:
             return st.text(min_size=low, max_size=max(low, MAX_FREE_TEXT))
         short = st.text(min_size=low, max_size=min(high, low + MAX_FREE_TEXT))
         return st.one_of(short, st.text(min_size=high, max_size=high))  # the limit itself too
+
+    @staticmethod
+    def _realistic_text(low: int, high: int | None) -> st.SearchStrategy:
+        """Free text as people write it: non-empty, no blank at either end, below its maxLength."""
+        low = max(low, 1)
+        if high is None:
+            top = low + MAX_FREE_TEXT
+        else:
+            top = min(high - 1, low + MAX_FREE_TEXT) if high > low else high
+        return (st.text(REALISTIC_TEXT, min_size=low, max_size=max(low, top)).map(str.strip)
+                .filter(lambda text: len(text) >= low))
 
     def _format(self, fmt: str) -> st.SearchStrategy:
         if fmt == "date":
@@ -522,31 +550,34 @@ def _bban_structure(country: str) -> tuple[tuple[int, str], ...]:
 
 
 @functools.lru_cache(maxsize=64)
-def _strategies(spec_id: int, today: _dt.date, response: bool) -> SpecStrategies:
-    return SpecStrategies(_SPECS[spec_id], today=today, response=response)
+def _strategies(spec_id: int, today: _dt.date, response: bool, realistic: bool) -> SpecStrategies:
+    return SpecStrategies(_SPECS[spec_id], today=today, response=response, realistic=realistic)
 
 
 _SPECS: dict[int, Spec] = {}
 
 
-def _for(spec: Spec | None, today: _dt.date | str, response: bool) -> SpecStrategies:
+def _for(spec: Spec | None, today: _dt.date | str, response: bool, realistic: bool = False) -> SpecStrategies:
     spec = spec or load_spec()
     _SPECS[id(spec)] = spec
     day = _dt.date.fromisoformat(today) if isinstance(today, str) else today
-    return _strategies(id(spec), day, response)
+    return _strategies(id(spec), day, response, realistic)
 
 
-def valid_payloads(kind: str, *, today: _dt.date | str, spec: Spec | None = None) -> st.SearchStrategy:
-    """Payloads of ``kind`` that the validator accepts without any finding at ``today``."""
+def valid_payloads(kind: str, *, today: _dt.date | str, spec: Spec | None = None,
+                   realistic: bool = False) -> st.SearchStrategy:
+    """Payloads of ``kind`` that the validator accepts without any finding at ``today`` (``realistic``: away from
+    the boundaries, see the module's documentation)."""
     spec = spec or load_spec()
     k = spec.kind(kind)
-    return _for(spec, today, not k.is_request).component(k.schema_name)
+    return _for(spec, today, not k.is_request, realistic).component(k.schema_name)
 
 
-def valid_values(component: str, *, kind: str, today: _dt.date | str, spec: Spec | None = None) -> st.SearchStrategy:
+def valid_values(component: str, *, kind: str, today: _dt.date | str, spec: Spec | None = None,
+                 realistic: bool = False) -> st.SearchStrategy:
     """Valid values of one component schema as it occurs in ``kind`` (for building payloads)."""
     spec = spec or load_spec()
-    return _for(spec, today, not spec.kind(kind).is_request).component(component)
+    return _for(spec, today, not spec.kind(kind).is_request, realistic).component(component)
 
 
 def covered_kinds(spec: Spec | None = None) -> tuple[str, ...]:

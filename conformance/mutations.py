@@ -49,7 +49,7 @@ ARRAY = "remittanceInformationStructuredArray"
 
 
 def payloads(kind: str) -> st.SearchStrategy:
-    return valid_payloads(kind, today=_KIND.today, spec=SPEC)
+    return valid_payloads(kind, today=_KIND.today, spec=SPEC, realistic=_KIND.realistic)
 
 
 # ====================================================================== where things are in a payload
@@ -548,6 +548,7 @@ class _CurrentKind:
 
     value: str = ""
     today: _dt.date = _dt.date.fromisoformat(SPEC.example_today)
+    realistic: bool = False  # the valid payloads away from the boundaries (conformance.generate)
 
     def get(self) -> str:
         return self.value
@@ -618,10 +619,13 @@ def _substantial(payload: Any) -> bool:
     return not (isinstance(payload, dict) and payload.get("payments") == [])
 
 
-def mutate(rule_id: str, kind: str, data, *, today: _dt.date | None = None) -> tuple[Any, Mutant]:
-    """A valid payload of ``kind`` (at ``today``, default the spec's example day) and its mutant breaking ``rule_id``."""
+def mutate(rule_id: str, kind: str, data, *, today: _dt.date | None = None,
+           realistic: bool = False) -> tuple[Any, Mutant]:
+    """A valid payload of ``kind`` (at ``today``, default the spec's example day; ``realistic``: away from the
+    boundaries) and its mutant breaking ``rule_id``."""
     _KIND.value = kind
     _KIND.today = today or _dt.date.fromisoformat(SPEC.example_today)
+    _KIND.realistic = realistic
     original = data.draw(payloads(kind).filter(_substantial), label="valid payload")
     mutant = MUTATIONS[rule_id][1](copy.deepcopy(original), data)
     return original, mutant
@@ -895,10 +899,12 @@ def _one(predicate: Callable[[Any], bool]) -> Callable[[Any], list]:
 
 def _body_remove(d: Draft, _site, data) -> None:
     d.body = b""
+    d.set_header("Content-Type", None)  # no body, nothing to describe
 
 
 def _body_add(d: Draft, _site, data) -> None:
     d.body = b'{"obvalidate":true}'
+    d.set_header("Content-Type", "application/json")  # every body the gate sends says what it is (A33)
 
 
 def _object_body(op) -> list:

@@ -275,6 +275,9 @@ def check(s: Sandbox, request: Request, body: bytes) -> Checked | Reply:
     answer = refusal(findings, s.faults, op, s.profile.error_body)
     if answer is not None:
         return answer
+    boundary = F.refused_boundary(s.faults, header_map, body) if s.faults.names else None
+    if boundary:
+        return error_reply(op, 400, [("FORMAT_ERROR", None, boundary)])
     if op is None or tpp is None:  # only with fault switches that hide what makes these errors
         return error_reply(op, 404 if op is None else 401, [("RESOURCE_UNKNOWN" if op is None else "CERTIFICATE_INVALID", None, "not served")],
                            s.profile.error_body)

@@ -37,6 +37,10 @@ PAST_EXECUTION_DATE = "past-execution-date-accepted"
 FOREIGN_PAYMENT_READABLE = "foreign-payment-readable"
 REQUEST_ID_REPLAY_DUPLICATES = "request-id-replay-duplicates"
 WRITE_LOST = "write-lost-under-concurrency"
+# Refusals of valid boundary values (issue 17, section 2): a gate whose fixtures sit on such a value would blame
+# every rule it mutates for them; it must report the refusal once, as the valid request refused.
+EMPTY_NAME_REFUSED = "empty-name-refused"
+REQUEST_ID_NOT_UUID_REFUSED = "request-id-not-uuid-refused"
 
 FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(BASKET_OVER_LIMIT, "a signing basket holds at most 10 payments (Limits; 400 FORMAT_ERROR)",
@@ -75,7 +79,34 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(WRITE_LOST, "every 201 is stored exactly once, also under concurrent load",
           "the payment id is taken before the request is checked, so concurrent creations overwrite each other",
           "app.create_payment_endpoint"),
+    Fault(EMPTY_NAME_REFUSED, "a payment whose creditorName is empty is valid: Max70Text has no minimum length",
+          "a payment with an empty creditorName is refused with 400 FORMAT_ERROR", "app.check (refused_boundary)"),
+    Fault(REQUEST_ID_NOT_UUID_REFUSED, "an X-Request-ID that is not a UUID is accepted with a warning (A17)",
+          "an X-Request-ID that is not a UUID is refused with 400 FORMAT_ERROR", "app.check (refused_boundary)"),
 )}
+
+
+def refused_boundary(faults: "ActiveFaults", headers: dict[str, str], body: bytes) -> str | None:
+    """Why a boundary-value switch refuses a request the validator accepts (None: it does not): headers by their
+    lower-case names, the body's bytes."""
+    if REQUEST_ID_NOT_UUID_REFUSED in faults:
+        import uuid
+
+        try:
+            uuid.UUID(headers.get("x-request-id", ""))
+        except ValueError:
+            return "X-Request-ID must be a UUID"
+    if EMPTY_NAME_REFUSED in faults and b'"creditorName"' in body:
+        import json
+
+        try:
+            value = json.loads(body)
+        except ValueError:
+            return None
+        entries = [value] + (value.get("payments") if isinstance(value, dict) and isinstance(value.get("payments"), list) else [])
+        if any(isinstance(e, dict) and e.get("creditorName") == "" for e in entries):
+            return "creditorName must not be empty"
+    return None
 
 
 class UnknownFault(ValueError):

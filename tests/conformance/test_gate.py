@@ -75,6 +75,7 @@ SECTIONS = ("Endpoints", "Limits", "Errors")
 # Switches whose description names no decision or section: the checks that enforce what they break; and what the
 # Schemathesis suites catch (their citations are broad -- Endpoints, Errors, A7 -- so they are named where they do).
 ENFORCED_BY = {F.WRITE_LOST: ("stateful:concurrent-creations",),
+               F.EMPTY_NAME_REFUSED: ("semantic:valid-control",),
                F.CREATED_200: ("schema:generated-requests",),
                F.STATUS_MISSING: ("schema:generated-requests",)}
 FUZZ_SUITES = ("schema", "negative")

@@ -156,8 +156,9 @@ def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems,
                 f"PSU-Context is {CORPORATE_CONTEXT}: a corporate PSU must send {declared[CORPORATE_ID_HEADER].name}")
     # headers the operation does not accept
     for lname in index:
-        if lname == CONTENT_TYPE and op.request_schema_ref:
-            # A33: HTTP metadata of the JSON body (RFC 9110 section 8.3), like Content-Length
+        if lname == CONTENT_TYPE and (op.request_schema_ref or req.has_body):
+            # A33: HTTP metadata of the body sent (RFC 9110 section 8.3), like Content-Length; a body the operation
+            # does not take is body-not-accepted's
             value = ", ".join(index[lname])
             if not is_json_media_type(value):
                 wire = next(n for n, _v in req.headers if n.lower() == lname)

@@ -166,14 +166,16 @@ def schemathesis_schema(session: Session):
 # ---------------------------------------------------------------- signing the exact bytes sent
 class SignedAuth(requests.auth.AuthBase):
     """Signs the prepared request's final bytes with the project's signer and keeps what was sent. Every body goes
-    with ``Content-Type: application/json`` (A33); with ``fresh_request_id`` the X-Request-ID is a fresh UUID per call
-    (the document: unique per call; A29 answers a repeated one with the first response or 409)."""
+    with ``Content-Type: application/json`` (A33). With ``fresh_request_id`` the X-Request-ID is a UUID of its own for
+    each distinct request of the run (the document: unique per call), the same when Hypothesis sends the same case
+    again to confirm a failure, which A29 then answers as the first time (a new id would meet A30's duplicate)."""
 
     def __init__(self, session: Session, digest: bool, *, fresh_request_id: bool = True) -> None:
         self.identity = session.identities.tpp
         self.clock = session.now
         self.digest = digest
         self.fresh_request_id = fresh_request_id
+        self.namespace = _run_namespace(session)
         self.sent: PreparedRequest | None = None
 
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
@@ -181,7 +183,9 @@ class SignedAuth(requests.auth.AuthBase):
         if body:
             r.headers["Content-Type"] = JSON_MEDIA_TYPE
         if self.fresh_request_id:
-            r.headers["X-Request-ID"] = str(uuid.uuid4())
+            case = [r.method, r.path_url, *sorted(f"{n.lower()}:{v}" for n, v in r.headers.items()
+                                                  if n.lower() not in ("x-request-id", "x-schemathesis-testcaseid"))]
+            r.headers["X-Request-ID"] = str(uuid.uuid5(self.namespace, "\n".join(case) + "\n" + body.hex()))
         headers = [(n, v) for n, v in r.headers.items() if n.lower() not in SIGNER_HEADERS | {"content-length"}]
         signable = SignableRequest(r.method, r.path_url, headers, body if (self.digest or body) else None)
         signed = sign_request(signable, self.identity.key, self.identity.certificate, date=self.clock())
@@ -189,6 +193,14 @@ class SignedAuth(requests.auth.AuthBase):
             r.headers[name] = value
         self.sent = PreparedRequest(r.method, r.path_url, list(signed.headers), body)
         return r
+
+
+def _run_namespace(session: Session) -> uuid.UUID:
+    """A random namespace per run for the X-Request-IDs: no run meets the ids of an earlier one (A29 keeps 24 h)."""
+    namespace = session.__dict__.get("_request_id_namespace")
+    if namespace is None:
+        namespace = session._request_id_namespace = uuid.uuid4()
+    return namespace
 
 
 # ---------------------------------------------------------------- one operation

@@ -12,7 +12,14 @@ rule):
   x-accept-fix without amount-as-string on the basket, a corporate PSU without PSU-Corporate-ID, ...), the query,
   the path, the method, the body's bytes and the signature headers (A8) -- at every site an operation offers,
   signed over the exact bytes sent (a signed header such as PSU-ID is signed with its wrong value). The basket is
-  sent with a payment the target holds (created once per run), so its header rules are all it can break.
+  sent with a payment the target created for that case, so its header rules are all it can break.
+
+Every mutation starts from a realistic request (:mod:`conformance.generate`'s ``realistic`` payloads: non-empty
+names, 1 to 3 payments; a fresh X-Request-ID per call), and a valid control of that kind is sent first, once per
+run and operation: where the target refuses it, the operation's mutation checks are "not exercised: the valid
+control was refused (status, code, message)" instead of a finding per mutation that blames the rule under test. A
+disagreement is also checked against the unmutated request it was made from. The valid controls themselves keep the
+full range of valid values, boundaries included, so a refused boundary value is reported once, as what it is.
 
 One check per mutated rule (``semantic:<rule id>``) and one for the valid controls (``semantic:valid-control``:
 valid payloads, and valid optional headers: a national identity number (a synthetic test number, month + 80, is
@@ -22,6 +29,7 @@ target's state, are left out with the reason the coverage report gives (:func:`l
 """
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from dataclasses import dataclass
@@ -34,7 +42,9 @@ from conformance.client import PreparedRequest, SignedClient
 from conformance.mutations import (MUTATIONS, REQUEST_LEFT_OUT, REQUEST_MUTATIONS, REQUEST_OPERATIONS, draft_of,
                                    mutate, mutate_request, payloads, signed_draft, synthetic_identity_number,
                                    valid_optional_headers, _KIND as MUTATION_STATE)
+from conformance.mutations import get_at, set_at, sites
 from validator.context import Context, PaymentFacts
+from validator.findings import ERROR
 from validator.rules import catalogue
 
 from ..model import Expected, NotExercised, check
@@ -90,11 +100,48 @@ def _where(session: Session, operation: str) -> dict[str, Any]:
     return options
 
 
+def _refusal(response) -> str:
+    """A refusal as a reason says it: status, code and the target's own message."""
+    answer = answer_of(response)
+    message = ""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        messages = body.get("tppMessages")
+        first = messages[0] if isinstance(messages, list) and messages and isinstance(messages[0], dict) else body
+        message = str(first.get("text") or first.get("message") or "")
+    return ", ".join(part for part in (str(answer.status), answer.code or "", message[:160]) if part)
+
+
+def _control_first(session: Session, client: SignedClient, operation: str, build_control, success: tuple[int, ...]) -> None:
+    """Send a realistic valid request of ``operation`` once per run before its mutations: every "break exactly one
+    rule" case starts from such a request, so a target that refuses it cannot have its refusal taken for the answer
+    to the rule under test. Refused, the operation's mutation checks are not exercised, with the refusal as reason
+    (the valid-control check reports the refusal itself, once)."""
+    refused = session.__dict__.setdefault("_semantic_control_refused", {})
+    if operation not in refused:
+        request = build_control()
+        response = client.send_prepared(request)
+        session.record_case(operation, request)
+        session.outcome(operation).cases += 1
+        refused[operation] = None if response.status_code in success else \
+            f"the valid control was refused ({_refusal(response)})"
+    if refused[operation]:
+        raise NotExercised(refused[operation])
+
+
 def _search(session: Session, client: SignedClient, operation: str, rule_id: str | None, what: str, build,
-            success: tuple[int, ...], *, examples: int | None = None, ref: str = "") -> int:
-    """Run the Hypothesis search for one (rule, operation) pair: ``build(data)`` draws a request and its context;
-    the validator predicts its answer; a disagreement becomes one shrunk finding. Returns the number of cases sent."""
+            success: tuple[int, ...], *, examples: int | None = None, ref: str = "",
+            http_refusals: tuple[int, ...] = ()) -> int:
+    """Run the Hypothesis search for one (rule, operation) pair: ``build(data)`` draws a request, its context and the
+    unmutated request it was made from (None for a control); the validator predicts its answer; a disagreement
+    becomes one shrunk finding. A disagreement is first checked against the unmutated request: when the target
+    refuses that too, the rule was not what it answered, and the check is "not exercised" with the refusal as reason.
+    Returns the number of cases sent."""
     sent = 0
+    control_refused: list[str] = []
 
     @settings(max_examples=examples or session.max_examples, database=None, deadline=None, suppress_health_check=HEALTH,
               phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False,
@@ -103,7 +150,13 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
     @given(data=st.data())
     def search(data: st.DataObject) -> None:
         nonlocal sent
-        request, context = build(data)
+        if control_refused:
+            return  # the target refuses the unmutated request: nothing more to learn about the rule
+        try:
+            request, context, original = build(data)
+        except NotExercised as why:
+            control_refused.append(str(why))
+            return
         expected, errors = session.predict(request, success=success, context=context)
         if errors and all(e.rule in CODE_UNDECIDED for e in errors):
             expected = Expected(expected.statuses, (), f"{expected.why} (no code decided)")
@@ -111,10 +164,20 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
         sent += 1
         session.record_case(operation, request)
         exchange = Exchange(operation, request, response, answer_of(response))
+        if not expected.allows(exchange.answer) and original is not None:
+            control = original()
+            control_response = client.send_prepared(control)
+            sent += 1
+            session.record_case(operation, control)
+            if control_response.status_code not in success:
+                control_refused.append(f"the valid control was refused ({_refusal(control_response)})")
+                return
         if not expected.allows(exchange.answer):
             rule = rule_id or (errors[0].rule if errors else CONTROL)
             raise Disagreement(exchange, expected.describe(), rule, f"{what}: the validator expects "
                                f"{expected.describe()} ({expected.why}); the target answered {exchange.answer.describe()}")
+        if response.status_code in http_refusals:
+            return  # HTTP's own refusal (A33), not an answer of the interface's: its body is the server's
         problems = session.response_problems(exchange)
         if problems:
             p = problems[0]
@@ -126,6 +189,8 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
         session.disagree(found.exchange, rule=found.rule, ref=ref if found.rule == rule_id else "",
                          expected=found.expected, message=found.message)
     session.outcome(operation).cases += sent
+    if control_refused:
+        raise NotExercised(control_refused[0])
     return sent
 
 
@@ -135,15 +200,23 @@ def probe(session: Session, operation: str, kind: str, rule_id: str | None) -> i
     where = _where(session, operation)
     today = session.today()
 
+    success = _created(session, operation)
+
     def build(data: st.DataObject):
         if rule_id is None:
-            MUTATION_STATE.today = today
+            # the valid controls keep the full range, boundaries included (an empty name, an empty bulk): a target
+            # refusing one is reported here, once, as the valid request it refused
+            MUTATION_STATE.today, MUTATION_STATE.realistic = today, False
             payload = data.draw(payloads(kind), label="valid payload")
-        else:
-            payload = mutate(rule_id, kind, data, today=today)[1].payload
-        return client.prepare(operation, body=json.loads(json.dumps(payload)), **where), None
+            return client.prepare(operation, body=json.loads(json.dumps(payload)), **where), None, None
+        original, mutant = mutate(rule_id, kind, data, today=today, realistic=True)
+        return (client.prepare(operation, body=json.loads(json.dumps(mutant.payload)), **where), None,
+                lambda: client.prepare(operation, body=json.loads(json.dumps(original)), **where))
 
-    return _search(session, client, operation, rule_id, _what(rule_id, kind), build, _created(session, operation))
+    if rule_id is not None:
+        _control_first(session, client, operation,
+                       lambda: client.prepare(operation, body=_valid_body(session, kind), **where), success)
+    return _search(session, client, operation, rule_id, _what(rule_id, kind), build, success)
 
 
 def _client(session: Session) -> SignedClient:
@@ -155,14 +228,14 @@ def _client(session: Session) -> SignedClient:
 
 
 def _valid_body(session: Session, kind: str | None) -> Any:
-    """One valid payload of ``kind`` per run (drawn with the run's seed): a request mutation breaks a header, the
-    query, the path or the signature, and the body stays the same valid one (drawing a body per case would cost
-    more than sending it)."""
+    """One realistic valid payload of ``kind`` per run (drawn with the run's seed; no boundary value): a request
+    mutation breaks a header, the query, the path or the signature, and the body stays the same valid one (drawing a
+    body per case would cost more than sending it)."""
     if kind is None:
         return None
     bodies = session.__dict__.setdefault("_semantic_bodies", {})
     if kind not in bodies:
-        MUTATION_STATE.today = session.today()
+        MUTATION_STATE.today, MUTATION_STATE.realistic = session.today(), True
 
         @settings(max_examples=1, database=None, deadline=None, suppress_health_check=HEALTH, phases=(Phase.generate,))
         @seed(session.seed)
@@ -174,19 +247,17 @@ def _valid_body(session: Session, kind: str | None) -> Any:
     return bodies[kind]
 
 
-def _basket_of_a_held_payment(session: Session, *, fresh: bool = False) -> tuple[dict, Context]:
-    """A basket body naming one payment the target holds (created once per run), and the payment as the validator's
-    context: the basket operation's header rules are then the only thing a request can break."""
-    held = None if fresh else getattr(session, "_semantic_basket", None)
-    if held is None:
-        created = session.call(session.client(), "createSepaCreditTransfer", body=sepa_body("17.00"),
-                               query={"allowLogicalDuplicate": "true"})
-        pid = created.response.json().get("paymentId") if created.answer.status == 201 else None
-        if not isinstance(pid, str):
-            raise NotExercised(f"the target created no payment to put in a basket ({created.answer.describe()})")
-        facts = PaymentFacts(SEPA["payment-service"], SEPA["payment-product"], "RCVD")
-        held = session._semantic_basket = ({"paymentIds": [pid]}, Context(payments={pid: facts}))
-    return held
+def _basket_of_a_fresh_payment(session: Session) -> tuple[dict, Context]:
+    """A basket body naming a payment the target created for this case alone, and the payment as the validator's
+    context: the basket operation's header rules are then the only thing a request can break, and no case meets a
+    payment an earlier basket already holds (a target may allow a payment in one basket only)."""
+    created = session.call(session.client(), "createSepaCreditTransfer", body=sepa_body("17.00"),
+                           query={"allowLogicalDuplicate": "true"})
+    pid = created.response.json().get("paymentId") if created.answer.status == 201 else None
+    if not isinstance(pid, str):
+        raise NotExercised(f"setup failed: the target created no payment to put in a basket ({created.answer.describe()})")
+    facts = PaymentFacts(SEPA["payment-service"], SEPA["payment-product"], "RCVD")
+    return {"paymentIds": [pid]}, Context(payments={pid: facts})
 
 
 def request_probe(session: Session, operation: str, rule_id: str | None, site=None, *, examples: int | None = None,
@@ -197,34 +268,37 @@ def request_probe(session: Session, operation: str, rule_id: str | None, site=No
     client = _client(session)
     kind = REQUEST_OPERATIONS[operation]
     where = _where(session, operation)
-    basket = _basket_of_a_held_payment(session) if kind == "signing-basket" else None
+    basket = kind == "signing-basket"
     identity = session.identities.tpp
-    body, context = basket if basket is not None else (_valid_body(session, kind), None)
 
-    # A34: where a payment may be in one basket only, each basket case names a payment of its own
-    one_basket = basket is not None and session.profile.payment_baskets == "one"
+    def base() -> tuple[Any, Context | None]:
+        return _basket_of_a_fresh_payment(session) if basket else (_valid_body(session, kind), None)
 
     def build(data: st.DataObject):
-        nonlocal body, context
-        if one_basket:
-            body, context = _basket_of_a_held_payment(session, fresh=True)
+        body, context = base()
         unsigned = client.prepare(operation, body=body, sign=False, **where)
         draft = draft_of(operation, unsigned.method, unsigned.target, unsigned.headers, unsigned.body)
-        if control is not None:
-            control.change(draft, site, data)
-        elif rule_id is None:
-            valid_optional_headers(draft, data)
-        else:
-            mutate_request(rule_id, draft, site, data)
-        return PreparedRequest(*signed_draft(draft, identity.key, identity.certificate, date=session.now())), context
+        if control is not None or rule_id is None:  # a valid request: nothing unmutated to compare it with
+            if control is not None:
+                control.change(draft, site, data)
+            else:
+                valid_optional_headers(draft, data)
+            return PreparedRequest(*signed_draft(draft, identity.key, identity.certificate, date=session.now())), \
+                context, None
+        mutate_request(rule_id, draft, site, data)
+        return (PreparedRequest(*signed_draft(draft, identity.key, identity.certificate, date=session.now())), context,
+                lambda: client.prepare(operation, body=base()[0] if basket else body, **where))
 
     what = f"a {operation} request breaking only {rule_id} at {_site_name(site)}" if rule_id else \
         f"a valid {operation} request with optional headers"
     if control is not None:
         what = f"a {operation} request with {control.what}"
-    success = _created(session, operation) + LENGTH_REFUSALS.get(rule_id or "", ())
-    return _search(session, client, operation, rule_id, what, build, success, examples=examples,
-                   ref=control.ref if control is not None else "")
+    created = _created(session, operation)
+    if rule_id is not None:
+        _control_first(session, client, operation, lambda: client.prepare(operation, body=base()[0], **where), created)
+    refusals = LENGTH_REFUSALS.get(rule_id or "", ())
+    return _search(session, client, operation, rule_id, what, build, created + refusals, examples=examples,
+                   ref=control.ref if control is not None else "", http_refusals=refusals)
 
 
 @dataclass(frozen=True)
@@ -287,8 +361,52 @@ def _unless_off(session: Session, rule_id: str | None) -> None:
         raise NotExercised(f"{rule_id} off in the profile")
 
 
+def _emptied(kind: str, payload: Any) -> list[tuple]:
+    """Paths of a payload's free texts and arrays whose schema lets them be empty (no minLength / minItems, no
+    enum, format or const)."""
+    def empty_allowed(site) -> bool:
+        k = site.keywords
+        if isinstance(site.value, str):
+            return bool(site.value) and not k.get("minLength") and not {"enum", "format", "const"} & set(k)
+        return isinstance(site.value, list) and bool(site.value) and not k.get("minItems")
+
+    return [site.path for site in sites(kind, payload, empty_allowed) if site.path]
+
+
+def _boundary_control(session: Session, client: SignedClient, operation: str, kind: str, where: dict) -> None:
+    """The run's realistic valid payload with every text and array the schema lets be empty emptied, as far as the
+    validator still finds the request valid (an empty creditorName, a bulk without payments): the boundary values
+    the mutation checks no longer start from are sent here, once, and a refusal is reported as the valid request it
+    refuses."""
+    payload = copy.deepcopy(_valid_body(session, kind))
+    success = _created(session, operation)
+    emptied = []
+    for path in sorted(_emptied(kind, payload), key=len, reverse=True):  # the deepest first: a parent stays valid
+        trial = copy.deepcopy(payload)
+        set_at(trial, path, "" if isinstance(get_at(trial, path), str) else [])
+        request = client.prepare(operation, body=trial, **where)
+        if not [f for f in session.findings_for(request) if f.severity == ERROR]:
+            payload = trial
+            emptied.append("/" + "/".join(map(str, path)))
+    if not emptied:
+        return
+    request = client.prepare(operation, body=payload, **where)
+    response = client.send_prepared(request)
+    session.record_case(operation, request)
+    session.outcome(operation).cases += 1
+    exchange = Exchange(operation, request, response, answer_of(response))
+    expected = Expected(success, (), "the validator finds no error")
+    session.expect(exchange, expected, rule=CONTROL, ref="", message=f"a valid {kind} with empty values at "
+                   f"{', '.join(emptied)} (the schema sets no minimum): the target answered {exchange.answer.describe()}")
+
+
 def _run_controls(session: Session) -> None:
     _run(None, tuple(OPERATIONS))(session)
+    for kind, operation in OPERATIONS.items():
+        try:
+            _boundary_control(session, _client(session), operation, kind, _where(session, operation))
+        except NotExercised:
+            continue  # the operation's outcome already says why
     for operation in REQUEST_OPERATIONS:
         try:
             request_probe(session, operation, None)
