@@ -275,7 +275,8 @@ def check(s: Sandbox, request: Request, body: bytes) -> Checked | Reply:
     answer = refusal(findings, s.faults, op, s.profile.error_body)
     if answer is not None:
         return answer
-    boundary = F.refused_boundary(s.faults, header_map, body) if s.faults.names else None
+    boundary = F.refused_boundary(s.faults, header_map, body) \
+        if F.EMPTY_NAME_REFUSED in s.faults or F.REQUEST_ID_NOT_UUID_REFUSED in s.faults else None
     if boundary:
         return error_reply(op, 400, [("FORMAT_ERROR", None, boundary)])
     if op is None or tpp is None:  # only with fault switches that hide what makes these errors

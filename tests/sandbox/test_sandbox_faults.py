@@ -124,7 +124,19 @@ def write_lost_under_concurrency(env, clients: int = 16, each: int = 6) -> bool:
     return len(ids) == clients * each and len(set(ids)) == stored == len(ids)
 
 
+def empty_name_refused(env) -> bool:
+    body = {**sepa_body(), "creditorName": ""}
+    return env.tpp.call("createSepaCreditTransfer", body=body, query={"allowLogicalDuplicate": "true"}).status_code == 201
+
+
+def request_id_not_uuid_refused(env) -> bool:
+    return env.tpp.call("createSepaCreditTransfer", body=sepa_body(), query={"allowLogicalDuplicate": "true"},
+                        headers={"X-Request-ID": "order-2026-0001"}).status_code == 201
+
+
 SCENARIOS = {
+    F.EMPTY_NAME_REFUSED: empty_name_refused,
+    F.REQUEST_ID_NOT_UUID_REFUSED: request_id_not_uuid_refused,
     F.BASKET_OVER_LIMIT: basket_over_limit,
     F.BASKET_ACCEPTS_BULK: basket_accepts_bulk,
     F.MINOR_UNITS_IGNORED: minor_units_ignored,
