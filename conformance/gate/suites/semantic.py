@@ -251,7 +251,7 @@ def _basket_of_a_fresh_payment(session: Session) -> tuple[dict, Context]:
     """A basket body naming a payment the target created for this case alone, and the payment as the validator's
     context: the basket operation's header rules are then the only thing a request can break, and no case meets a
     payment an earlier basket already holds (a target may allow a payment in one basket only)."""
-    created = session.call(session.client(), "createSepaCreditTransfer", body=sepa_body("17.00"),
+    created = session.call(_client(session), "createSepaCreditTransfer", body=sepa_body("17.00"),
                            query={"allowLogicalDuplicate": "true"})
     pid = created.response.json().get("paymentId") if created.answer.status == 201 else None
     if not isinstance(pid, str):
