@@ -117,7 +117,12 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
         raise Broken("scaRedirect")
     url = urljoin(session.base_url + "/", href)
     with session.pool.client() as browser:
-        page = browser.get(url)
+        try:
+            page = browser.get(url)
+        except httpx.HTTPError as exc:  # a link to a page nobody serves (a mock's example host): a finding
+            session.disagree(started, rule=check_id, ref="A24", expected="the SCA page at _links.scaRedirect",
+                             message=f"the SCA page {url} could not be reached: {type(exc).__name__}: {exc}")
+            raise Broken("sca page") from None
         field = sca_field(session)
         form = re.search(r'<form[^>]*action="([^"]*)"', page.text or "")
         if page.status_code != 200 or not page.headers.get("content-type", "").startswith("text/html") or not form \
