@@ -14,6 +14,7 @@ import threading
 import uuid
 from urllib.parse import parse_qs, urljoin, urlsplit
 
+import httpx
 
 from conformance.client import SignedClient
 from validator.context import Context, PaymentFacts
