@@ -94,7 +94,8 @@ class Site:
         return self.path[-1] if self.path else None
 
 
-_SCALARS = ("type", "enum", "const", "format", "minLength", "maxLength", "minimum", "maximum", "minItems", "maxItems")
+_SCALARS = ("type", "enum", "const", "format", "pattern", "minLength", "maxLength", "minimum", "maximum", "minItems",
+            "maxItems")
 
 
 def iter_sites(schema: dict, value: Any, path: tuple = (), parent_tags: frozenset = frozenset()) -> Iterator[Site]:

@@ -363,11 +363,13 @@ def _unless_off(session: Session, rule_id: str | None) -> None:
 
 def _emptied(kind: str, payload: Any) -> list[tuple]:
     """Paths of a payload's free texts and arrays whose schema lets them be empty (no minLength / minItems, no
-    enum, format or const)."""
+    enum, format, pattern or const, no rule of the catalogue reading them)."""
     def empty_allowed(site) -> bool:
         k = site.keywords
+        if site.rule_owned:
+            return False
         if isinstance(site.value, str):
-            return bool(site.value) and not k.get("minLength") and not {"enum", "format", "const"} & set(k)
+            return bool(site.value) and not k.get("minLength") and not {"enum", "format", "pattern", "const"} & set(k)
         return isinstance(site.value, list) and bool(site.value) and not k.get("minItems")
 
     return [site.path for site in sites(kind, payload, empty_allowed) if site.path]
