@@ -2,11 +2,18 @@
 
 The status must be one the spec declares for the operation, the content type JSON where the spec declares a body,
 and the body must pass the validator's response kind for (operation, status) -- one of them where the spec allows
-several (``anyOf``).
+several (``anyOf``). Every ``_links`` href of a JSON answer must lead to an operation of the spec (the path matched
+whatever the method, as :func:`validator.request.resolve_operation` matches it) with the answer's own ids: a link
+naming another paymentId, basketId or authorisationId than the request's or the answer's own is a finding. The link
+the spec names as its SCA page (``x-sca-page.url``) is a page for the PSU's browser, not an operation: exempt.
 """
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urljoin, urlsplit
 
 from validator import Validator
 from validator.context import DEFAULT_PROFILE, Profile
@@ -24,6 +31,10 @@ ERROR_BODIES = {"either": (TPP_MESSAGES, BULK_ERROR), "tpp-messages": (TPP_MESSA
 BULK_TABLE_RULES = frozenset({"error-status-code"})
 ERROR_BODY_RULE = "error-body"  # the gate's rule of an answer breaking A6: one finding group per run
 ERROR_BODY_WORDS = {TPP_MESSAGES: '{"tppMessages": [...]}', BULK_ERROR: "{id, system, status, code, message}"}
+# The ids an answer's links must keep: a link to a resource is a link to this one (path parameters of the spec).
+OWN_IDS = ("paymentId", "basketId", "authorisationId")
+LINK_REF = "Endpoints"
+LINK_RULES = ("link-unresolved", "link-foreign-id")
 
 
 @dataclass(frozen=True)
@@ -34,11 +45,15 @@ class ResponseProblem:
 
 
 class ResponseKinds:
-    def __init__(self, spec: Spec, validator: Validator, profile: Profile = DEFAULT_PROFILE) -> None:
+    def __init__(self, spec: Spec, validator: Validator, profile: Profile = DEFAULT_PROFILE,
+                 base_path: str = "") -> None:
         self.spec = spec
         self.validator = validator
         self.profile = profile
         self.kinds = {k.schema_name: k.name for k in spec.kinds.values() if not k.is_request}
+        self.base_path = base_path.rstrip("/")
+        page = re.match(r"_links\.(\w+)\.href", str((spec.document.get("x-sca-page") or {}).get("url", "")))
+        self.page_links = {page.group(1)} if page else set()
 
     def error_bodies(self, declared: list[str]) -> list[str]:
         """The error body schemas a refusal may carry where the spec declares ``declared`` (A6, the profile's
@@ -47,9 +62,15 @@ class ResponseKinds:
         return [n for n in declared if n in (TPP_MESSAGES, BULK_ERROR)] if chosen is None else list(chosen)
 
     def problems(self, method: str, path: str, status: int, content_type: str, body: bytes) -> list[ResponseProblem]:
-        op = resolve_operation(self.spec, method, path).operation
+        resolution = resolve_operation(self.spec, method, path)
+        op = resolution.operation
         if op is None:
             return []  # no operation: what the answer must be is the request check's business (404, 405)
+        media = self.spec.deref(op.responses.get(str(status)) or {}).get("content", {}).get(JSON) or {}
+        return self._answer_problems(op, status, content_type, body) + self.link_problems(
+            path, resolution.path_values, body, media.get("schema"))
+
+    def _answer_problems(self, op, status: int, content_type: str, body: bytes) -> list[ResponseProblem]:
         declared = op.responses.get(str(status))
         if declared is None:
             known = ", ".join(sorted(op.responses))
@@ -88,3 +109,85 @@ class ResponseKinds:
                                     f"{' (' + why + ')' if why else ''}")]
         return [ResponseProblem(f.rule, f.ref or "", f"{op.operation_id} {status} as {best.kind}: {f.pointer or '/'} "
                                 f"{f.message}") for f in best.findings if f.severity == ERROR][:3]
+
+    # ---- links ----
+    def link_problems(self, path: str, path_values: dict[str, str], body: bytes,
+                      schema: dict | None = None) -> list[ResponseProblem]:
+        """Each ``_links`` href of the answer (at any depth) leads to an operation of the spec, with the answer's own
+        ids (those of the request's path and the ids the answer issues). Links whose schema in the answer's
+        ``schema`` says they lead outside the spec's operations (``x-links-outside-operations``) are not judged."""
+        if not body.lstrip().startswith(b"{"):
+            return []
+        try:
+            value = json.loads(body)
+        except ValueError:
+            return []
+        if not isinstance(value, dict):
+            return []
+        own = {name: {path_values[name]} for name in OWN_IDS if path_values.get(name)}
+        for name in OWN_IDS:
+            if isinstance(value.get(name), str):
+                own.setdefault(name, set()).add(value[name])
+        found = []
+        for where, name, href in _links(value, ""):
+            if name in self.page_links or not isinstance(href, str) or self._outside(schema, where):
+                continue
+            problem = self._link_problem(path, own, f"{where}/_links/{name}", href)
+            if problem:
+                found.append(problem)
+        return found[:3]
+
+    def _outside(self, schema: dict | None, where: str) -> bool:
+        """Whether the spec says the ``_links`` of the object at ``where`` lead outside its operations."""
+        for token in [t for t in where.split("/") if t] + ["_links"]:
+            schema = self._member(schema, token)
+            if schema is None:
+                return False
+        return "x-links-outside-operations" in self.spec.deref(schema)
+
+    def _member(self, schema: Any, token: str) -> Any:
+        schema = self.spec.deref(schema) if isinstance(schema, dict) else None
+        if not isinstance(schema, dict):
+            return None
+        for sub in (*schema.get("allOf", ()), *schema.get("anyOf", ()), *schema.get("oneOf", ())):
+            found = self._member(sub, token)
+            if found is not None:
+                return found
+        if token in schema.get("properties", {}):
+            return schema["properties"][token]
+        if token.isdigit() and isinstance(schema.get("items"), dict):
+            return schema["items"]
+        extra = schema.get("additionalProperties")
+        return extra if isinstance(extra, dict) else None
+
+    def _link_problem(self, path: str, own: dict[str, set[str]], where: str, href: str) -> ResponseProblem | None:
+        target = urlsplit(urljoin(path, href)).path
+        if self.base_path and (target == self.base_path or target.startswith(self.base_path + "/")):
+            target = target[len(self.base_path):]
+        methods = ("GET", "POST", "PUT", "DELETE", "PATCH")
+        resolved = next((r for r in (resolve_operation(self.spec, m, target) for m in methods) if r.operation), None)
+        if resolved is None:
+            return ResponseProblem("link-unresolved", LINK_REF, f"{where} {href!r}: no operation of the spec has the "
+                                   f"path {target!r}")
+        for name, mine in own.items():
+            linked = resolved.path_values.get(name)
+            if linked is not None and unquote(linked) not in mine:
+                operation = resolved.operation.operation_id
+                return ResponseProblem("link-foreign-id", LINK_REF, f"{where} {href!r} ({operation}) names {name} "
+                                       f"{unquote(linked)!r}, not this answer's {sorted(mine)[0]!r}")
+        return None
+
+
+def _links(value, where: str):
+    """(pointer of the object, link name, href) of every ``_links`` member at any depth."""
+    if isinstance(value, dict):
+        links = value.get("_links")
+        if isinstance(links, dict):
+            for name, link in links.items():
+                yield where, name, link.get("href") if isinstance(link, dict) else None
+        for key, item in value.items():
+            if key != "_links":
+                yield from _links(item, f"{where}/{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _links(item, f"{where}/{i}")

@@ -7,6 +7,7 @@ what a conforming implementation answers to a request exactly as prepared; :meth
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import hashlib
@@ -17,8 +18,8 @@ import shlex
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
-from urllib.parse import quote
+from typing import Any, Callable, Iterator
+from urllib.parse import quote, urlsplit
 
 import httpx
 
@@ -33,13 +34,14 @@ from validator.spec import Spec
 from .model import (ABSENT_IN_PROFILE, NOT_OFFERED, Answer, Expected, Finding, NotExercised, Outcome, bounded_headers,
                     fingerprint, printable, reason)
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool
-from .responses import ERROR_BODY_RULE, ResponseKinds, ResponseProblem
+from .responses import ERROR_BODY_RULE, LINK_RULES, ResponseKinds, ResponseProblem
 
 # The ids a target issues in its creation answers (the spec's PaymentInitiationResponse, SigningBasketResponse and
 # StartAuthorisationResponse members).
 ISSUED_ID_FIELDS = ("paymentId", "basketId", "authorisationId")
 
 EXCERPT = 240
+NOT_REPRODUCIBLE = "not reproducible on retry"
 # An operation a target without the sandbox's extras answers like this does not exist there.
 ABSENT_STATUSES = (404, 405, 501)
 
@@ -159,10 +161,12 @@ class Session:
     # for the run: the first (the finding, the first answer's words) and how many.
     error_bodies: int = 0
     _error_body: tuple[Finding, str] | None = None
+    _links_reported: set[tuple[str, str, str]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.validator = Validator(spec=self.spec, profile=self.profile)
-        self.responses = ResponseKinds(self.spec, Validator(spec=self.spec, profile=self.profile), self.profile)
+        self.responses = ResponseKinds(self.spec, Validator(spec=self.spec, profile=self.profile), self.profile,
+                                       base_path=urlsplit(self.base_url).path)
         self.catalogue = catalogue()
         self._lock = threading.Lock()
         self._error_body_lock = threading.Lock()
@@ -220,6 +224,11 @@ class Session:
             return exchange
         for problem in self.response_problems(exchange):
             self.exercised_rules.add(problem.rule)
+            if problem.rule in LINK_RULES:  # a target's way of writing links: once per check, operation and rule
+                key = (self._check[1], operation, problem.rule)
+                if key in self._links_reported:
+                    continue
+                self._links_reported.add(key)
             self.disagree(exchange, rule=problem.rule, ref=problem.ref, expected="an answer the spec declares",
                           message=f"response: {problem.message}")
         return exchange
@@ -422,6 +431,28 @@ class Session:
             return "operation-absent", (op.assumptions or ("Endpoints",))[0], (
                 f"{message} (the target has no {op.operation_id}: if so, list it under absent-operations)")
         return rule, ref, message
+
+    @contextlib.contextmanager
+    def searching(self, seen: list["Disagreement"],
+                  ref_for: Callable[[str], str] = lambda _rule: "") -> Iterator[None]:
+        """Around a Hypothesis search: the disagreement it stops on is a finding (its section ``ref_for`` its rule). A
+        target answering the same case otherwise when it is sent again (Hypothesis' ``Flaky``) does not end the
+        check: the first disagreement the search met (``seen``) is the finding, marked as not reproducible on retry."""
+        from hypothesis.errors import Flaky
+
+        try:
+            yield
+        except Disagreement as found:
+            self.disagree(found.exchange, rule=found.rule, ref=ref_for(found.rule), expected=found.expected,
+                          message=found.message)
+        except Flaky as flaky:
+            inner = [e for e in getattr(flaky, "exceptions", ()) if isinstance(e, Disagreement)]
+            found = (seen or inner or [None])[0]
+            if found is None:
+                raise
+            self.disagree(found.exchange, rule=found.rule, ref=ref_for(found.rule), expected=found.expected,
+                          message=f"{found.message} ({NOT_REPRODUCIBLE}: the same case was answered otherwise when "
+                                  "sent again)")
 
     def rule_ref(self, rule: str) -> str:
         known = self.catalogue.get(rule)

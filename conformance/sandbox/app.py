@@ -147,14 +147,17 @@ def refusal(findings: list[Finding], faults: F.ActiveFaults, op: Operation | Non
     consulted here: the only path by which an error finding goes unanswered."""
     hidden = faults.hidden_rules
     errors = [f for f in findings if f.severity == ERROR and f.rule not in hidden]
+    if F.SIGNED_HEADERS_PARTIAL in faults:  # the verifier's message names the unsigned header first
+        errors = [f for f in errors if f.rule != "signature-headers-incomplete"
+                  or f.message.startswith(("X-Request-ID ", "Date ", "Digest "))]
     if not errors:
         return None
     rank = {s: i for i, s in enumerate(STATUS_PRIORITY)}
     errors.sort(key=lambda f: rank.get(f.status or 400, len(rank)))
     status = errors[0].status or 400
     first = [f for f in errors if (f.status or 400) == status]
-    return error_reply(op, status, [(f.code or "FORMAT_ERROR", _message_path(f.pointer), f.message) for f in first],
-                       body)
+    where = (lambda _pointer: "/creditorName") if F.REFUSAL_PATH_ELSEWHERE in faults else _message_path
+    return error_reply(op, status, [(f.code or "FORMAT_ERROR", where(f.pointer), f.message) for f in first], body)
 
 
 def refusals(spec: Spec, profile: Profile) -> dict[str, tuple[int, str]]:
@@ -396,7 +399,12 @@ def _payment(s: Sandbox, tx: Tx, c: Checked) -> dict:
 
 
 def get_payment(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    return Reply(200, s.lifecycle.payment_detail(_payment(s, tx, c)))
+    row = _payment(s, tx, c)
+    if F.DETAIL_OTHER_PAYMENT in s.faults:  # the latest other payment of the same product and status
+        others = [p for p in tx.payments_in_status(row["status"])
+                  if p["id"] != row["id"] and (p["service"], p["product"]) == (row["service"], row["product"])]
+        row = others[-1] if others else row
+    return Reply(200, s.lifecycle.payment_detail(row))
 
 
 def get_payment_status(s: Sandbox, tx: Tx, c: Checked) -> Reply:
@@ -404,7 +412,11 @@ def get_payment_status(s: Sandbox, tx: Tx, c: Checked) -> Reply:
 
 
 def delete_payment(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    s.lifecycle.cancel_payment(tx, _payment(s, tx, c))
+    row = _payment(s, tx, c)
+    if F.CANCELLATION_202_UNKNOWN_LINK in s.faults:  # the payment stays as it is
+        return Reply(202, {"transactionStatus": row["status"], "_links": {"startAuthorisation": D.link(
+            c.target.split("?")[0] + "/cancellation-authorisations", "POST")}})
+    s.lifecycle.cancel_payment(tx, row)
     return Reply(204)
 
 

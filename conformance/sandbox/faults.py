@@ -41,6 +41,14 @@ WRITE_LOST = "write-lost-under-concurrency"
 # every rule it mutates for them; it must report the refusal once, as the valid request refused.
 EMPTY_NAME_REFUSED = "empty-name-refused"
 REQUEST_ID_NOT_UUID_REFUSED = "request-id-not-uuid-refused"
+# Defects an implementation nobody here wrote showed the gate missing (issue 17, section 5).
+REFUSAL_PATH_ELSEWHERE = "refusal-path-elsewhere"
+DETAIL_OTHER_PAYMENT = "detail-other-payment"
+DETAIL_AMOUNT_AS_SENT = "detail-amount-as-sent"
+CANCELLATION_202_UNKNOWN_LINK = "cancellation-202-unknown-link"
+UNKNOWN_ID_READABLE = "unknown-id-readable"
+STATUS_LINK_UNRESOLVED = "status-link-unresolved"
+SIGNED_HEADERS_PARTIAL = "signed-headers-partial"
 
 FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(BASKET_OVER_LIMIT, "a signing basket holds at most 10 payments (Limits; 400 FORMAT_ERROR)",
@@ -83,6 +91,27 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
           "a payment with an empty creditorName is refused with 400 FORMAT_ERROR", "app.check"),
     Fault(REQUEST_ID_NOT_UUID_REFUSED, "an X-Request-ID that is not a UUID is accepted with a warning (A17)",
           "an X-Request-ID that is not a UUID is refused with 400 FORMAT_ERROR", "app.check"),
+    # issue 17, section 5
+    Fault(REFUSAL_PATH_ELSEWHERE, "a refusal's tppMessage path points at what the request breaks (A6: path as the "
+          "spec's examples, a pointer into the request)",
+          "every refusal names /creditorName as its path (a copied default), whatever was wrong", "app.refusal"),
+    Fault(DETAIL_OTHER_PAYMENT, "a payment's detail read is that payment's initiation body (A4)",
+          "the detail read answers another stored payment of the same product and status",
+          "app.get_payment"),
+    Fault(DETAIL_AMOUNT_AS_SENT, "a read-back amount carries exactly its currency's minor-unit digits (A9)",
+          "the detail read echoes the amount as sent (\"250\" for NOK)", "lifecycle.Lifecycle.payment_detail"),
+    Fault(CANCELLATION_202_UNKNOWN_LINK, "deleting a RCVD payment is 204, or 202 with links to operations of the "
+          "spec when the cancellation needs authorisation (A4, A27)",
+          "every cancellation answers 202 with a startAuthorisation link to .../cancellation-authorisations, an "
+          "operation the spec does not have", "app.delete_payment"),
+    Fault(UNKNOWN_ID_READABLE, "an id nobody issued is 404 RESOURCE_UNKNOWN (A28, A7)",
+          "a payment id nobody issued reads as the TPP's latest received payment", "lifecycle.Lifecycle.find_payment"),
+    Fault(STATUS_LINK_UNRESOLVED, "every _links href leads to an operation of the spec with the resource's own ids "
+          "(Endpoints; A23)", "a created payment's status link points at .../state, a path the spec does not have",
+          "lifecycle.Lifecycle.creation_response"),
+    Fault(SIGNED_HEADERS_PARTIAL, "each profile header present in a request is signed, else 401 SIGNATURE_INVALID "
+          "(A8, Signing)", "only X-Request-ID, Date and Digest must be signed: PSU-ID and TPP-Redirect-URI left out "
+          "of the signature are accepted", "app.refusal"),
 )}
 
 

@@ -92,6 +92,9 @@ class Lifecycle:
                      product: str | None = None) -> dict:
         """The TPP's payment; another TPP's does not exist for it (A28)."""
         row = tx.payment(payment_id)
+        # a lookup by path falling back to the TPP's latest payment (a basket's ids are looked up without a path)
+        if row is None and service is not None and F.UNKNOWN_ID_READABLE in self.faults:
+            row = next((p for p in reversed(tx.payments_in_status("RCVD")) if p["tpp"] == tpp), None)
         owner_ok = row is not None and (row["tpp"] == tpp or F.FOREIGN_PAYMENT_READABLE in self.faults)
         if not owner_ok or (service and row["service"] != service) or (product and row["product"] != product):
             raise Refused(NOT_FOUND, f"no payment {payment_id} at this path")
@@ -129,7 +132,9 @@ class Lifecycle:
     def creation_response(self, row: dict) -> dict:
         path = payment_path(row)
         return {"paymentId": row["id"], "transactionStatus": row["status"],
-                "_links": {"self": link(path, "GET", "DELETE"), "status": link(path + "/status", "GET"),
+                "_links": {"self": link(path, "GET", "DELETE"),
+                           "status": link(path + ("/state" if F.STATUS_LINK_UNRESOLVED in self.faults else "/status"),
+                                          "GET"),
                            "startAuthorisation": link(path + "/authorisations", "POST")}}
 
     def payment_status(self, row: dict) -> dict:
@@ -157,6 +162,8 @@ class Lifecycle:
                 return [normalise(v) for v in node]
             return node
 
+        if F.DETAIL_AMOUNT_AS_SENT in self.faults:
+            return {**json.loads(row["body"]), "transactionStatus": row["status"]}
         return {**normalise(json.loads(row["body"])), "transactionStatus": row["status"]}
 
     def cancel_payment(self, tx: Tx, row: dict) -> None:

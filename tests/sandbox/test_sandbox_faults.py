@@ -134,6 +134,56 @@ def request_id_not_uuid_refused(env) -> bool:
                         headers={"X-Request-ID": "order-2026-0001"}).status_code == 201
 
 
+# ---- issue 17, section 5
+def refusal_path_elsewhere(env) -> bool:
+    body = sepa_body()
+    body["creditorAccount"]["iban"] = "DE89370400440532013001"  # check digits broken
+    r = env.tpp.call("createSepaCreditTransfer", body=body)
+    return r.status_code == 400 and r.json()["tppMessages"][0]["path"].startswith("/creditorAccount")
+
+
+def detail_other_payment(env) -> bool:
+    first, second = sepa(env.tpp, "1.00"), sepa(env.tpp, "2.00")
+    r = env.tpp.call("getPayment", path={**SEPA, "paymentId": first})
+    return r.status_code == 200 and r.json()["instructedAmount"]["amount"] == "1.00"
+
+
+def detail_amount_as_sent(env) -> bool:
+    pid = create(env.tpp, "createBulkPayment", bulk_body(str(250)))  # no amount literal for Hypothesis to draw
+    r = env.tpp.call("getPayment", path={**BULK, "paymentId": pid})
+    return r.json()["payments"][0]["instructedAmount"]["amount"] == "250.00"
+
+
+def cancellation_202_unknown_link(env) -> bool:
+    pid = sepa(env.tpp)
+    return (env.tpp.call("deletePayment", path={**SEPA, "paymentId": pid}).status_code == 204
+            and status(env.tpp, pid)["transactionStatus"] == "CANC")
+
+
+def unknown_id_readable(env) -> bool:
+    sepa(env.tpp)
+    r = env.tpp.call("getPaymentStatus", path={**SEPA, "paymentId": "enc!!bm9ib2R5LWlzc3VlZC10aGlz"})
+    return r.status_code == 404 and _code(r) == "RESOURCE_UNKNOWN"
+
+
+def status_link_unresolved(env) -> bool:
+    r = env.tpp.call("createSepaCreditTransfer", body=sepa_body())
+    return r.json()["_links"]["status"]["href"].endswith(r.json()["paymentId"] + "/status")
+
+
+def signed_headers_partial(env) -> bool:
+    from validator.signing import SignableRequest, sign_request
+
+    prepared = env.tpp.prepare("createSepaCreditTransfer", body=sepa_body(), sign=False)
+    assert "psu-id" in {n.lower() for n, _v in prepared.headers}, "PSU-ID must be present to be left unsigned"
+    request = sign_request(SignableRequest(prepared.method, prepared.target, list(prepared.headers), prepared.body),
+                           env.identity.key, env.identity.certificate, headers=["date", "digest", "x-request-id"],
+                           date=env.sandbox.clock.now())
+    prepared.headers = list(request.headers)
+    r = env.tpp.send_prepared(prepared)
+    return r.status_code == 401 and _code(r) == "SIGNATURE_INVALID"
+
+
 SCENARIOS = {
     F.EMPTY_NAME_REFUSED: empty_name_refused,
     F.REQUEST_ID_NOT_UUID_REFUSED: request_id_not_uuid_refused,
@@ -152,9 +202,16 @@ SCENARIOS = {
     F.FOREIGN_PAYMENT_READABLE: foreign_payment_readable,
     F.REQUEST_ID_REPLAY_DUPLICATES: request_id_replay_duplicates,
     F.WRITE_LOST: write_lost_under_concurrency,
+    F.REFUSAL_PATH_ELSEWHERE: refusal_path_elsewhere,
+    F.DETAIL_OTHER_PAYMENT: detail_other_payment,
+    F.DETAIL_AMOUNT_AS_SENT: detail_amount_as_sent,
+    F.CANCELLATION_202_UNKNOWN_LINK: cancellation_202_unknown_link,
+    F.UNKNOWN_ID_READABLE: unknown_id_readable,
+    F.STATUS_LINK_UNRESOLVED: status_link_unresolved,
+    F.SIGNED_HEADERS_PARTIAL: signed_headers_partial,
 }
 # Switches whose broken answers the validator's response kinds refuse by themselves.
-CAUGHT_BY_RESPONSE_KINDS = {F.CREATED_200, F.STATUS_MISSING, F.LACK_OF_FUNDS_500}
+CAUGHT_BY_RESPONSE_KINDS = {F.CREATED_200, F.STATUS_MISSING, F.LACK_OF_FUNDS_500, F.DETAIL_AMOUNT_AS_SENT}
 
 
 class Env:

@@ -26,7 +26,7 @@ from validator.context import Context, PaymentFacts
 from validator.spec import Spec
 
 from ..model import NotExercised, check
-from ..session import ABSENT_STATUSES, Disagreement, Session
+from ..session import ABSENT_STATUSES, NOT_REPRODUCIBLE, Disagreement, Session
 from .fuzz import fuzzing_document, register_formats, send_case
 
 CHECK_ID = "stateful:links"
@@ -244,9 +244,15 @@ def walk_links(session: Session) -> None:
     walk = settings(max_examples=session.max_examples, stateful_step_count=STEPS_PER_SCENARIO, database=None,
                     deadline=None, phases=(Phase.generate,), suppress_health_check=list(HealthCheck),
                     report_multiple_bugs=False, print_blob=False)
-    with warnings.catch_warnings(), _without_local_constants():
-        warnings.simplefilter("ignore")
-        run_state_machine_as_test(machine, settings=walk)
+    from hypothesis.errors import Flaky
+
+    try:
+        with warnings.catch_warnings(), _without_local_constants():
+            warnings.simplefilter("ignore")
+            run_state_machine_as_test(machine, settings=walk)
+    except Flaky as flaky:  # the findings are recorded as the walk goes: they stand, the walk ends here
+        session.outcome("-").reason = (f"the walk ended early, {NOT_REPRODUCIBLE}: the target answered the same steps "
+                                       f"otherwise when they were replayed ({type(flaky).__name__})")
     if not any(key[0] == CHECK_ID for key in session.outcomes):
         raise NotExercised("no step of the walk reached the target")
 

@@ -48,6 +48,7 @@ from validator.findings import ERROR
 from validator.rules import catalogue
 
 from ..model import Expected, NotExercised, check
+from ..reasons import reason_problem, reason_unjudged
 from ..session import Disagreement, Exchange, Session, answer_of
 from .data import SEPA, sepa_body
 
@@ -142,6 +143,7 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
     Returns the number of cases sent."""
     sent = 0
     control_refused: list[str] = []
+    seen: list[Disagreement] = []
 
     @settings(max_examples=examples or session.max_examples, database=None, deadline=None, suppress_health_check=HEALTH,
               phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False,
@@ -149,6 +151,13 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
     @seed(session.seed)
     @given(data=st.data())
     def search(data: st.DataObject) -> None:
+        try:
+            judge(data)
+        except Disagreement as found:
+            seen.append(found)
+            raise
+
+    def judge(data: st.DataObject) -> None:
         nonlocal sent
         if control_refused:
             return  # the target refuses the unmutated request: nothing more to learn about the rule
@@ -164,7 +173,11 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
         sent += 1
         session.record_case(operation, request)
         exchange = Exchange(operation, request, response, answer_of(response))
-        if not expected.allows(exchange.answer) and original is not None:
+        agrees = expected.allows(exchange.answer)
+        # where the refusal says what it refuses (a tppMessage path, A6), it must be what the request breaks
+        other_reason = reason_problem(response.content, errors) if agrees and response.status_code not in \
+            http_refusals else None
+        if (not agrees or other_reason) and original is not None:
             control = original()
             control_response = client.send_prepared(control)
             sent += 1
@@ -172,22 +185,23 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
             if control_response.status_code not in success:
                 control_refused.append(f"the valid control was refused ({_refusal(control_response)})")
                 return
-        if not expected.allows(exchange.answer):
+        if not agrees:
             rule = rule_id or (errors[0].rule if errors else CONTROL)
             raise Disagreement(exchange, expected.describe(), rule, f"{what}: the validator expects "
-                               f"{expected.describe()} ({expected.why}); the target answered {exchange.answer.describe()}")
+                               f"{expected.describe()} ({expected.why}); the target answered {exchange.answer.describe()}"
+                               + (reason_unjudged(response.content) if errors and response.status_code >= 400 else ""))
         if response.status_code in http_refusals:
             return  # HTTP's own refusal (A33), not an answer of the interface's: its body is the server's
+        if other_reason:
+            raise Disagreement(exchange, f"{expected.describe()} naming where the request is wrong",
+                               rule_id or errors[0].rule, f"{what}: {other_reason}")
         problems = session.response_problems(exchange)
         if problems:
             p = problems[0]
             raise Disagreement(exchange, "an answer the spec declares", p.rule, f"response: {p.message}")
 
-    try:
+    with session.searching(seen, ref_for=lambda rule: ref if rule == rule_id else ""):
         search()
-    except Disagreement as found:
-        session.disagree(found.exchange, rule=found.rule, ref=ref if found.rule == rule_id else "",
-                         expected=found.expected, message=found.message)
     session.outcome(operation).cases += sent
     if control_refused:
         raise NotExercised(control_refused[0])

@@ -20,6 +20,7 @@ from conformance.client import SignedClient
 from validator.context import Context, PaymentFacts
 
 from ..model import Expected, NotExercised, check
+from ..reasons import reason_problem
 from ..session import Exchange, Session
 from .data import (BULK, LACK_OF_FUNDS_AMOUNT, PERIODIC, REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE, bulk_body,
                    sandbox_resources, sepa_body)
@@ -95,7 +96,12 @@ def authorise(session: Session, client: SignedClient, pid: str, customer_number:
     if not session.expect(started, CREATED, rule=check_id, ref="A23",
                           message=f"starting the authorisation answered {started.answer.describe()}"):
         raise Broken("startPaymentAuthorisation")
-    return submit_sca(session, started, customer_number, check_id=check_id)
+    try:
+        return submit_sca(session, started, customer_number, check_id=check_id)
+    except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:  # the page is the target's: its finding
+        session.disagree(started, rule=check_id, ref="A24", expected="the SCA page served where scaRedirect points",
+                         message=f"the SCA page of the authorisation could not be reached: {type(exc).__name__}: {exc}")
+        raise Broken("sca page") from None
 
 
 # The gate's rules of the SCA page (A24), the same in every scenario that walks it: one defect, one finding group.
@@ -233,9 +239,13 @@ def basket(session: Session, client: SignedClient, ids: dict[str, dict], *, chec
     request = client.prepare("createSigningBasket", body={"paymentIds": list(ids)})
     expected, errors = session.predict(request, success=(201,), context=context)
     exchange = session.send(client, request, "createSigningBasket")
-    session.expect(exchange, expected, rule=errors[0].rule if errors else check_id, ref=ref,
-                   message=f"a basket of {len(ids)} payments: expected {expected.describe()} ({expected.why}), "
-                           f"the target answered {exchange.answer.describe()}")
+    if session.expect(exchange, expected, rule=errors[0].rule if errors else check_id, ref=ref,
+                      message=f"a basket of {len(ids)} payments: expected {expected.describe()} ({expected.why}), "
+                              f"the target answered {exchange.answer.describe()}") and errors:
+        other_reason = reason_problem(exchange.response.content, errors)  # the refusal's path (A6)
+        if other_reason:
+            session.disagree(exchange, rule=errors[0].rule, ref=ref, message=f"a basket of {len(ids)} payments: "
+                             f"{other_reason}", expected=f"{expected.describe()} naming where the request is wrong")
     if exchange.answer.status == 201:
         _worst_case(session, exchange, context, check_id)
     return exchange
@@ -300,8 +310,8 @@ def _cancellation(session: Session) -> dict:
     return session.spec.operation("deletePayment").raw["x-cancellation"]
 
 
-@scenario("stateful:cancellation", title="cancellation in each state (RCVD 204 then CANC; otherwise 409)",
-          refs=("A5", "A27"))
+@scenario("stateful:cancellation", title="cancellation in each state (RCVD 204 then CANC, or 202 with links to "
+          "authorise it; PDNG, reached through the SCA page, and every other state 409)", refs=("A4", "A5", "A27"))
 def cancellation(session: Session, check_id: str) -> None:
     rule = _cancellation(session)
     refused = Expected((rule["refused"]["status"],), (rule["refused"]["code"],), "A5, A27")
@@ -309,7 +319,7 @@ def cancellation(session: Session, check_id: str) -> None:
     resources = sandbox_resources(session)
     payer = resources.payer(session, "EUR", "iban")
 
-    def delete(pid: str, state: str) -> None:
+    def delete(pid: str, state: str) -> int | None:
         wanted = Expected((204, 202)) if state in rule["cancellable"] else refused
         exchange = session.call(tpp, "deletePayment", path={**SEPA, "paymentId": pid})
         session.expect(exchange, wanted, rule=check_id, ref="A5, A27",
@@ -317,13 +327,25 @@ def cancellation(session: Session, check_id: str) -> None:
                                f"expected {wanted.describe()}")
         if state in rule["cancellable"] and exchange.answer.status == 204:
             expect_status(session, tpp, pid, rule["becomes"], check_id=check_id, ref="A27", why="after deletion")
+        if state in rule["cancellable"] and exchange.answer.status == 202 and not _json(exchange).get("_links"):
+            # A4: 202 only when the cancellation needs authorisation, and then its links say where (each link is
+            # judged, as every answer's, to lead to an operation of the spec)
+            session.disagree(exchange, rule=check_id, ref="A4, A27", expected="204, or 202 with _links to authorise "
+                             "the cancellation", message=f"deleting a {state} payment answered 202 without _links")
+        return exchange.answer.status
 
     received = sepa(session, tpp, "71.00", check_id)
-    delete(received, "RCVD")
-    delete(received, rule["becomes"])
+    if delete(received, "RCVD") == 204:  # after a 202 the cancellation waits for its authorisation: not CANC yet
+        delete(received, rule["becomes"])
     pending = sepa(session, tpp, "72.00", check_id, debtor=payer.as_debtor())
     authorise(session, tpp, pending, payer.owner, check_id=check_id)
-    delete(pending, "PDNG")
+    reached = status_of(session, tpp, pending).get("transactionStatus")
+    if reached != "PDNG":  # Errors 8 is judged on a PDNG payment only
+        session.disagree(None, rule=check_id, ref="A24, Errors 8", expected="transactionStatus PDNG after the SCA",
+                         message=f"the payment authorised by its debtor account's owner is {reached!r}: deleting a "
+                                 "PDNG payment could not be tried", operation="getPaymentStatus")
+    else:
+        delete(pending, "PDNG")
     rejected = sepa(session, tpp, "73.00", check_id, debtor=payer.as_debtor())
     authorise(session, tpp, rejected, resources.stranger(payer.owner), check_id=check_id)  # not the owner: RJCT (A24)
     delete(rejected, "RJCT")
