@@ -30,6 +30,7 @@ class NotExercised(Exception):
 NOT_OFFERED = "not offered"                          # a payment product the profile lists under products-not-offered
 ABSENT_IN_PROFILE = "absent in the profile"          # an operation the profile lists under absent-operations
 NO_TEST_DATA = "the target's sandbox data has no"    # followed by what a check needed, e.g. "an EUR account"
+SETUP_FAILED = "setup failed"                        # a step a check needs failed on the target (what answered what)
 
 
 def reason(head: str, what: str) -> str:

@@ -269,8 +269,17 @@ def test_a_target_answering_at_random_gives_a_finding_marked_not_reproducible_ne
 
 
 async def sca_page_nowhere(request):
-    """Creates payments and starts authorisations whose SCA page is at a host name no resolver takes."""
+    """Creates payments and starts authorisations whose SCA page is at a host name no resolver takes; its test data
+    is one customer with one EUR account (A32: the gate finds the payer in the listings)."""
     path = request.url.path
+    if path == "/v1/sandbox/customers":
+        return JSONResponse([{"customerId": "C1", "customerNumber": "01010112345", "customerType": "private",
+                              "customerName": "Kari Nordmann", "agreements": [], "accounts": ["ACC1"],
+                              "cardAccounts": [], "_links": {"self": {"href": path + "/C1", "verbs": ["GET"]}}}])
+    if path == "/v1/sandbox/accounts/ACC1/transactions":
+        return JSONResponse([{"debtorName": "Kari Nordmann", "debtorAccount": {"iban": "NO9386011117947"},
+                              "creditorName": "Ola", "creditorAccount": {"iban": "DE89370400440532013000"},
+                              "currency": "EUR", "amount": "10.00"}])
     if request.method == "POST" and path.endswith("/authorisations"):
         return JSONResponse({"scaStatus": "started", "authorisationId": "A1", "_links": {
             "scaRedirect": {"href": "https://" + "x" * 70 + ".example/sca", "verbs": ["GET"]},

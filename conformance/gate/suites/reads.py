@@ -11,9 +11,9 @@ import base64
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..model import Expected, NotExercised, check
+from ..model import NO_TEST_DATA, SETUP_FAILED, Expected, NotExercised, check, reason
 from ..session import Exchange, Session
-from .data import BULK, PERIODIC, SEPA, WHERE, bulk_body, sandbox_resources, sepa_body
+from .data import BULK, MAX_ACCOUNTS_READ, PERIODIC, SEPA, WHERE, bulk_body, sandbox_resources, sepa_body
 
 CREATED = (200, 201)  # a 200 creation is the creation suites' finding; here the payment exists either way
 NOT_THERE = Expected((404,), ("RESOURCE_UNKNOWN",), "an id nobody issued does not exist (A28, A7)")
@@ -29,16 +29,30 @@ def _json(exchange: Exchange) -> Any:
         return None
 
 
-def setup_failed(session: Session, operation: str, exchange: Exchange) -> None:
-    """A setup step failed: the part of the check that needs it is not exercised (a finding already recorded for the
-    answer stays)."""
+def not_exercised(session: Session, operation: str, why: str) -> None:
+    """A part of the check is not exercised (a finding already recorded for an answer there stays)."""
     outcome = session.outcome(operation)
     if outcome.status == "passed":
-        outcome.status = "not-exercised"
-        outcome.reason = f"setup failed ({operation} answered {exchange.answer.describe()})"
+        outcome.status, outcome.reason = "not-exercised", why
+
+
+def setup_failed(session: Session, operation: str, exchange: Exchange) -> None:
+    """A setup step failed: the part of the check that needs it is not exercised."""
+    not_exercised(session, operation, reason(SETUP_FAILED, f"{operation} answered {exchange.answer.describe()}"))
+
+
+def available(session: Session, operation: str, path: dict | None = None) -> bool:
+    """Whether the profile says the target has the operation (and offers its product); else that part is not
+    exercised, for the profile's reason (A15, A25, A31)."""
+    missing = session.unavailable(operation, path)
+    if missing:
+        not_exercised(session, operation, missing)
+    return not missing
 
 
 def _create(session: Session, client, operation: str, body: dict) -> str | None:
+    if not available(session, operation):
+        return None
     exchange = session.call(client, operation, body=body, query={"allowLogicalDuplicate": "true"})
     pid = (_json(exchange) or {}).get("paymentId") if exchange.answer.status in CREATED else None
     if not isinstance(pid, str) or not pid:
@@ -124,7 +138,7 @@ def read_back(session: Session) -> None:
         if pid:
             created.append((pid, WHERE[operation], body))
     if not created:
-        raise NotExercised("setup failed: no payment could be created (see the creations' outcomes)")
+        raise NotExercised(reason(SETUP_FAILED, "no payment could be created (see the creations' outcomes)"))
     for pid, where, body in created:
         session.call(tpp, "getPaymentStatus", path={**where, "paymentId": pid})
         detail = session.call(tpp, "getPayment", path={**where, "paymentId": pid})
@@ -141,16 +155,23 @@ def read_back(session: Session) -> None:
 
 def _transaction_lists(session: Session, tpp) -> None:
     """The sandbox's transaction lists (their amounts judged as they arrive); a target without them: not exercised."""
+    if not available(session, "listSandboxCustomers"):
+        return
     try:
         resources = sandbox_resources(session)
     except NotExercised as why:
-        outcome = session.outcome("listSandboxAccountTransactions")
-        outcome.status, outcome.reason = "not-exercised", str(why)
+        not_exercised(session, "listSandboxAccountTransactions", str(why))
         return
-    for account in resources.accounts:
-        session.call(tpp, "listSandboxAccountTransactions", path={"mockAccountId": account})
-    session.call(tpp, "listSandboxCardTransactions", path={"mockCardAccountId": resources.card_account},
-                 query={"bookingStatus": "both"})
+    accounts = [a for c in resources.customers for a in c.accounts][:MAX_ACCOUNTS_READ]
+    cards = [a for c in resources.customers for a in c.card_accounts][:MAX_ACCOUNTS_READ]
+    for operation, name, ids, query in (("listSandboxAccountTransactions", "mockAccountId", accounts, {}),
+                                        ("listSandboxCardTransactions", "mockCardAccountId", cards,
+                                         {"bookingStatus": "both"})):
+        if not ids:
+            not_exercised(session, operation, reason(NO_TEST_DATA, name.removeprefix("mock")))
+        elif available(session, operation):
+            for one in ids:
+                session.call(tpp, operation, path={name: one}, query=query)
 
 
 # ---------------------------------------------------------------- ids nobody issued (A28)
@@ -179,7 +200,8 @@ def unknown_ids(session: Session) -> None:
               ("getSigningBasket", {"basketId": basket}), ("getSigningBasketStatus", {"basketId": basket}),
               ("getSigningBasketAuthorisationStatus", {"basketId": basket, "authorisationId": authorisation})]
     for operation, path in reads:
-        _expect_unknown(session, tpp, operation, path, "an id nobody issued")
+        if available(session, operation, path):
+            _expect_unknown(session, tpp, operation, path, "an id nobody issued")
     if pid:  # an authorisation nobody started, of a payment that exists
         _expect_unknown(session, tpp, "getPaymentAuthorisationStatus",
                         {**SEPA, "paymentId": pid, "authorisationId": authorisation},

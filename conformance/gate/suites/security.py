@@ -15,7 +15,7 @@ from validator.signing import SignableRequest, sign_request
 from validator.signing.digest import compute_digest
 from validator.signing.keyid import format_key_id
 
-from ..model import Expected, NotExercised, check
+from ..model import SETUP_FAILED, Expected, NotExercised, check, reason
 from ..session import Session
 from .data import REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE, sepa_body
 
@@ -202,8 +202,8 @@ def _foreign_payment(session: Session) -> str | None:
         body = {}
     pid = body.get("paymentId") if isinstance(body, dict) else None
     if not isinstance(pid, str) or not pid:  # whether creations work is the creation checks' business
-        raise NotExercised(f"setup failed (creating the payment another TPP is to reach answered "
-                           f"{created.answer.describe()})")
+        raise NotExercised(reason(SETUP_FAILED, f"creating the payment another TPP is to reach answered "
+                                                f"{created.answer.describe()}"))
     return pid
 
 
