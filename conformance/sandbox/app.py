@@ -73,6 +73,7 @@ class Sandbox:
     data: SandboxData
     lifecycle: Lifecycle
     refusals: dict[str, tuple[int, str]]
+    default_validator: Validator | None = None  # the default profile's, made when first needed (_unprocessable)
 
     @classmethod
     def create(cls, db: str = MEMORY, *, profile: Profile | None = None, faults=(), clock: Clock | None = None,
@@ -257,8 +258,9 @@ def _basket_context(s: Sandbox, tpp: str | None, body: bytes) -> Context | None:
     return Context(payments=facts)
 
 
-def check(s: Sandbox, request: Request, body: bytes) -> Checked | Reply:
-    """The validator's whole-request check of the request as received, with the sandbox clock."""
+def check(s: Sandbox, request: Request, body: bytes, validator: Validator | None = None) -> Checked | Reply:
+    """The validator's whole-request check of the request as received, with the sandbox clock (``validator``: another
+    profile's, see :func:`_unprocessable`)."""
     target = _target(request)
     headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.scope["headers"]]
     parsed = parse_envelope({"method": request.method, "path": target, "headers": headers})
@@ -270,7 +272,7 @@ def check(s: Sandbox, request: Request, body: bytes) -> Checked | Reply:
     tpp = tpp_identity(header_map.get("tpp-signature-certificate"))
     resolution = resolve_operation(s.spec, req.method, req.path, paths=s.profile.paths, absent=s.profile.absent_operations)
     op = resolution.operation
-    v = copy.copy(s.validator)
+    v = copy.copy(validator or s.validator)
     v.now, v.today = s.clock.now(), s.clock.today()
     if op is not None and op.request_schema_ref and op.request_schema_ref.endswith("/SigningBasketRequest"):
         v.context = _basket_context(s, tpp, body) or v.context
@@ -349,10 +351,30 @@ def _handle(s: Sandbox, tx: Tx, checked: Checked, handler: Handler) -> Reply:
         return refused_reply(s, checked.op, refused)
 
 
+def _unprocessable(s: Sandbox, request: Request, body: bytes) -> Reply | None:
+    """The default profile's refusal of a request the sandbox's own profile let through but its handlers cannot
+    process (a body without the members the books need, with the schema rules off: `severity: off`), else None.
+
+    The handlers rely on what the default request check guarantees; a profile that switches those rules off states
+    what the implementation does not check, not that it can book a payment without an amount. Such a request is
+    refused as the default profile refuses it (400 and the code and path of its first error) rather than with a 500."""
+    if s.profile is DEFAULT_PROFILE:
+        return None
+    if s.default_validator is None:
+        s.default_validator = Validator(spec=s.spec, profile=DEFAULT_PROFILE)
+    checked = check(s, request, body, s.default_validator)
+    return checked if isinstance(checked, Reply) and 400 <= checked.status < 500 else None
+
+
 def _guarded(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -> Reply:
     try:
         return _serve(s, request, body, handler)
     except Exception:  # a defect answers 500 SYSTEM_ERROR in the interface's error body, never a traceback
+        refused = _unprocessable(s, request, body)
+        if refused is not None:
+            log.warning("sandbox: %s %s cannot be processed with the profile's rules off; refused as the default "
+                        "profile refuses it", request.method, request.url.path)
+            return refused
         log.exception("sandbox defect on %s %s", request.method, request.url.path)
         op = resolve_operation(s.spec, request.method, request.url.path, paths=s.profile.paths, absent=s.profile.absent_operations).operation
         return error_reply(op, 500, [("SYSTEM_ERROR", None, "internal error of the sandbox")], s.profile.error_body)

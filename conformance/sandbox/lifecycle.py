@@ -10,6 +10,7 @@ import datetime as _dt
 import hashlib
 import json
 import secrets
+from decimal import Decimal
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,8 +20,8 @@ from validator.spec import Spec
 
 from . import faults as F
 from .clock import Clock
-from .domain import (CANCELLATION_REFUSED, CONFLICT, NOT_FOUND, PAYMENT_FAILED, UNKNOWN_REFERENCE, Refused, SandboxData,
-                     account_reference, format_amount, full_reference, link, owns_reference, secret_id, to_minor)
+from .domain import (CANCELLATION_REFUSED, CONFLICT, INVALID, NOT_FOUND, PAYMENT_FAILED, UNKNOWN_REFERENCE, Refused,
+                     SandboxData, account_reference, format_amount, full_reference, link, owns_reference, secret_id, to_minor)
 from .storage import Tx
 
 # event -> {from status: to status}. Creation makes RCVD (A23).
@@ -54,6 +55,18 @@ def entries(body: dict) -> list[dict]:
 
 def execution_date(body: dict) -> str | None:
     return body.get("requestedExecutionDate") or body.get("startDate")
+
+
+def _bookable_amount(value: Any) -> bool:
+    """A finite decimal whose integer part the books can hold (an exponent like 1e999999999 would take the
+    conversion to minor units minutes and gigabytes)."""
+    if not isinstance(value, str) or len(value) > 64:
+        return False
+    try:
+        number = Decimal(value)
+    except ArithmeticError:
+        return False
+    return number.is_finite() and number.adjusted() < 40
 
 
 def payment_path(row: dict) -> str:
@@ -113,8 +126,31 @@ class Lifecycle:
     def new_payment_seq(self, tx: Tx) -> int:
         return tx.next_seq("payments")
 
+    def bookable(self, body: Any) -> None:
+        """What the sandbox's books cannot do without, whatever the profile switched off: an object whose credit
+        transfers each carry a decimal amount and a currency. The request check refuses all of this on the default
+        profile; a profile with those rules off (severity: off) leaves it to the sandbox, which then refuses what it
+        cannot book with 400 FORMAT_ERROR naming the field, never a 500."""
+        if not isinstance(body, dict):
+            raise Refused(INVALID, "the body must be a JSON object for the sandbox to book it", "/")
+        bulk = isinstance(body.get("payments"), list)
+        for n, entry in enumerate(entries(body)):
+            at = f"/payments/{n}" if bulk else ""
+            amount = entry.get("instructedAmount") if isinstance(entry, dict) else None
+            if not isinstance(amount, dict):
+                raise Refused(INVALID, "the sandbox cannot book a credit transfer without an instructedAmount object",
+                              f"{at}/instructedAmount")
+            currency, value = amount.get("currency"), amount.get("amount")
+            if not isinstance(currency, str) or not currency:
+                raise Refused(INVALID, "the sandbox cannot book an amount without a currency",
+                              f"{at}/instructedAmount/currency")
+            if not _bookable_amount(value):
+                raise Refused(INVALID, f"the sandbox cannot book the amount {str(value)[:40]!r}: not a decimal number",
+                              f"{at}/instructedAmount/amount")
+
     def create_payment(self, tx: Tx, tpp: str, service: str, product: str, body_text: str, body: dict,
                        allow_duplicate: bool, seq: int | None = None) -> dict:
+        self.bookable(body)
         now = self.clock.now()
         fingerprint = self.fingerprint(service, product, body)
         if not allow_duplicate and self.refuse_duplicates:
