@@ -246,9 +246,30 @@ class Session:
                 self.count_error_body(exchange, problem)
         return [p for p in problems if p.rule != ERROR_BODY_RULE]
 
+    def code_unreadable(self, exchange: Exchange, expected: Expected) -> bool:
+        """True when the answer refuses with a status ``expected`` allows but its body is no documented error body,
+        so no code can be read from it (A6: both documented bodies carry one). The code is then not judged: the
+        body counts towards the run's one A6 finding, and the refusal itself agrees -- one undocumented error body
+        is one defect, not one finding per rule whose refusal wears it."""
+        answer = exchange.answer
+        if not expected.codes or answer.code is not None or answer.status is None or answer.status < 400 \
+                or answer.status not in expected.statuses:
+            return False
+        excerpt = answer.excerpt if len(answer.excerpt) <= 120 else answer.excerpt[:120] + "…"
+        self.count_error_body(exchange, ResponseProblem(
+            ERROR_BODY_RULE, "A6", f"{exchange.operation} {answer.status}: a refusal whose body names no code "
+            f"({excerpt or 'no body'})"))
+        return True
+
     def count_error_body(self, exchange: Exchange, problem: ResponseProblem) -> None:
         self.exercised_rules.add(ERROR_BODY_RULE)
         self.exercised_refs.add("A6")
+        if getattr(exchange.response, "_obvalidate_error_body_counted", False):
+            return  # judged twice (the refusal's code, then the answer's shape): one answer counts once
+        try:
+            exchange.response._obvalidate_error_body_counted = True
+        except AttributeError:
+            pass
         with self._error_body_lock:
             self.error_bodies += 1
             if self._error_body is not None:
@@ -389,7 +410,7 @@ class Session:
         """Compare an answer with what is expected; a disagreement is a finding. True when they agree."""
         self.exercised_rules.add(rule)
         self.exercised_refs.update(r for r in ref.split(", ") if r)
-        if expected.allows(exchange.answer):
+        if expected.allows(exchange.answer) or self.code_unreadable(exchange, expected):
             return True
         self.disagree(exchange, rule=rule, ref=ref, expected=expected.describe(), message=message)
         return False

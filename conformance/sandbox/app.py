@@ -388,7 +388,13 @@ async def serve(request: Request, handler: Handler | None) -> Response:
         op = resolve_operation(s.spec, request.method, request.url.path, paths=s.profile.paths, absent=s.profile.absent_operations).operation
         return respond(error_reply(op, 400, [("FORMAT_ERROR", "/body", f"the body exceeds {MAX_BODY_BYTES:,} bytes")],
                                    s.profile.error_body))
-    return respond(await run_in_threadpool(_guarded, s, request, body, handler))
+    reply = await run_in_threadpool(_guarded, s, request, body, handler)
+    if F.ERROR_BODY_UNDOCUMENTED in s.faults and 400 <= reply.status < 500 and reply.body is not None:
+        body = reply.body if isinstance(reply.body, dict) else {}
+        first = (body.get("tppMessages") or [body])[0]
+        reply = Reply(reply.status, {"error": {"message": str(first.get("text") or first.get("message") or "")}},
+                      reply.headers)
+    return respond(reply)
 
 
 def api(path: str, methods: dict[str, Handler]) -> Route:

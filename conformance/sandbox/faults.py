@@ -49,6 +49,9 @@ CANCELLATION_202_UNKNOWN_LINK = "cancellation-202-unknown-link"
 UNKNOWN_ID_READABLE = "unknown-id-readable"
 STATUS_LINK_UNRESOLVED = "status-link-unresolved"
 SIGNED_HEADERS_PARTIAL = "signed-headers-partial"
+# A refusal in a web framework's default error body (Express's, Prism's own): the gate reports the body once (A6),
+# not once per rule whose refusal wears it.
+ERROR_BODY_UNDOCUMENTED = "error-body-undocumented"
 
 FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(BASKET_OVER_LIMIT, "a signing basket holds at most 10 payments (Limits; 400 FORMAT_ERROR)",
@@ -112,6 +115,9 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(SIGNED_HEADERS_PARTIAL, "each profile header present in a request is signed, else 401 SIGNATURE_INVALID "
           "(A8, Signing)", "only X-Request-ID, Date and Digest must be signed: PSU-ID and TPP-Redirect-URI left out "
           "of the signature are accepted", "app.refusal"),
+    Fault(ERROR_BODY_UNDOCUMENTED, "a refusal carries a documented error body, tppMessages or {id, system, status, "
+          "code, message} (A6)", "every 4xx answers the web framework's default {\"error\": {\"message\": ...}}, "
+          "which names no code", "app.serve"),
 )}
 
 

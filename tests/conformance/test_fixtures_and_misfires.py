@@ -205,3 +205,54 @@ def test_the_signed_client_sends_content_type_on_every_body(identities):
     assert not [n for n, _v in client.prepare("listSandboxCustomers").headers if n.lower() == "content-type"]
     left_out = client.prepare("createSepaCreditTransfer", headers={"Content-Type": None})
     assert not [n for n, _v in left_out.headers if n.lower() == "content-type"]
+
+
+# ---------------------------------------------------------------- readings of other stacks (issue 17, sections 1, 3)
+ERROR_BODY_CHECKS = ("semantic:json-syntax", "semantic:path-unknown", "semantic:amount-minor-units", "security:unsigned",
+                     "security:tampered-body", "negative:schema-invalid-requests")
+
+
+def test_refusals_without_a_documented_error_body_are_one_a6_finding_not_one_per_rule(identities):
+    """A framework's default error body names no code: each refusal's status is judged, and the body is one finding
+    for the run (A6) with the count, not a finding per rule whose refusal wears it. The faithful sandbox: none."""
+    faithful = gate(identities, checks=ERROR_BODY_CHECKS)
+    assert not faithful.findings, describe(faithful)
+    broken = gate(identities, faults=(F.ERROR_BODY_UNDOCUMENTED,), checks=ERROR_BODY_CHECKS)
+    assert {(f.rule, f.ref) for f in broken.findings} == {("error-body", "A6")}, describe(broken)
+    (finding,) = broken.findings
+    assert int(finding.message.split(" ", 1)[0]) >= len(ERROR_BODY_CHECKS), finding.message
+    assert '"error"' in finding.excerpt, "the example quotes the target's answer"
+
+
+def refuse_templates_with_400(method, path, headers):
+    """A router matching templates: DELETE /v1/signing-baskets/{id}/status fits the payment cancellation's
+    /v1/{payment-service}/{payment-product}/{paymentId}, and 'signing-baskets' is no payment service."""
+    parts = path.strip("/").split("/")
+    if method == "DELETE" and len(parts) == 4 and parts[1] == "signing-baskets":
+        return 400, "application/json", b'{"tppMessages":[{"category":"ERROR","code":"FORMAT_ERROR",' \
+                                        b'"path":"/payment-service","text":"unknown payment service"}]}', {}
+    return None
+
+
+def test_a_method_another_template_takes_may_be_refused_as_that_operations_parameter(identities):
+    result = gate(identities, answer=refuse_templates_with_400, checks=("negative:unsupported-methods",))
+    assert not result.findings, describe(result)
+
+
+def refuse_get_with_a_body(status):
+    def answer(method, path, headers):
+        if method == "GET" and (headers.get("content-length", "0") != "0" or "transfer-encoding" in headers):
+            return status, "application/json", b'{"tppMessages":[{"category":"ERROR","code":"FORMAT_ERROR",' \
+                                               b'"text":"a GET takes no body"}]}', {}
+        return None
+    return answer
+
+
+def test_a_body_on_a_get_may_be_ignored_or_refused_but_not_with_a_5xx(identities):
+    """RFC 9110 section 9.3.1: content in a GET has no defined semantics and may be rejected."""
+    check = ("semantic:body-not-accepted",)
+    refused = gate(identities, answer=refuse_get_with_a_body(400), checks=check)
+    assert not refused.findings, describe(refused)
+    assert [o for o in refused.outcomes if o.status == "passed"]
+    failing = gate(identities, answer=refuse_get_with_a_body(500), checks=check)
+    assert {f.rule for f in failing.findings} == {"body-not-accepted"}, describe(failing)

@@ -184,6 +184,13 @@ def signed_headers_partial(env) -> bool:
     return r.status_code == 401 and _code(r) == "SIGNATURE_INVALID"
 
 
+def error_body_undocumented(env) -> bool:
+    body = sepa_body()
+    body["instructedAmount"] = {"currency": "EUR", "amount": "1.001"}
+    r = env.tpp.call("createSepaCreditTransfer", body=body)
+    return r.status_code == 400 and _code(r) == "FORMAT_ERROR"
+
+
 SCENARIOS = {
     F.EMPTY_NAME_REFUSED: empty_name_refused,
     F.REQUEST_ID_NOT_UUID_REFUSED: request_id_not_uuid_refused,
@@ -209,9 +216,11 @@ SCENARIOS = {
     F.UNKNOWN_ID_READABLE: unknown_id_readable,
     F.STATUS_LINK_UNRESOLVED: status_link_unresolved,
     F.SIGNED_HEADERS_PARTIAL: signed_headers_partial,
+    F.ERROR_BODY_UNDOCUMENTED: error_body_undocumented,
 }
 # Switches whose broken answers the validator's response kinds refuse by themselves.
-CAUGHT_BY_RESPONSE_KINDS = {F.CREATED_200, F.STATUS_MISSING, F.LACK_OF_FUNDS_500, F.DETAIL_AMOUNT_AS_SENT}
+CAUGHT_BY_RESPONSE_KINDS = {F.CREATED_200, F.STATUS_MISSING, F.LACK_OF_FUNDS_500, F.DETAIL_AMOUNT_AS_SENT,
+                            F.ERROR_BODY_UNDOCUMENTED}
 
 
 class Env:

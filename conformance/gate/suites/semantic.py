@@ -73,7 +73,9 @@ CONTROL = "valid-control"
 CODE_UNDECIDED = frozenset({"method-not-allowed"})
 # A33: the document states no header length, so a target may take an over-long value (the validator's warning) or
 # refuse it as HTTP lets a server bound a field (RFC 9110 section 5.4; 413, 431 of RFC 6585), never with a 5xx.
-LENGTH_REFUSALS = {"header-oversized": (400, 413, 431)}
+# RFC 9110 section 9.3.1: content in a GET "has no generally defined semantics" and "might lead some implementations
+# to reject the request": ignoring it (the validator's warning) and refusing it with a 400 are both right.
+HTTP_REFUSALS = {"header-oversized": (400, 413, 431), "body-not-accepted": (400,)}
 HEALTH = list(HealthCheck)
 
 
@@ -173,7 +175,7 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
         sent += 1
         session.record_case(operation, request)
         exchange = Exchange(operation, request, response, answer_of(response))
-        agrees = expected.allows(exchange.answer)
+        agrees = expected.allows(exchange.answer) or session.code_unreadable(exchange, expected)
         # where the refusal says what it refuses (a tppMessage path, A6), it must be what the request breaks
         other_reason = reason_problem(response.content, errors) if agrees and response.status_code not in \
             http_refusals else None
@@ -310,7 +312,7 @@ def request_probe(session: Session, operation: str, rule_id: str | None, site=No
     created = _created(session, operation)
     if rule_id is not None:
         _control_first(session, client, operation, lambda: client.prepare(operation, body=base()[0], **where), created)
-    refusals = LENGTH_REFUSALS.get(rule_id or "", ())
+    refusals = HTTP_REFUSALS.get(rule_id or "", ())
     return _search(session, client, operation, rule_id, what, build, created + refusals, examples=examples,
                    ref=control.ref if control is not None else "", http_refusals=refusals)
 
