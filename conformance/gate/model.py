@@ -134,15 +134,21 @@ class Expected:
     statuses: tuple[int, ...]
     codes: tuple[str, ...] = ()
     why: str = ""
+    codeless: tuple[int, ...] = ()   # further statuses allowed without a code decided (HTTP's own, e.g. a 405)
 
     def allows(self, answer: Answer) -> bool:
+        if answer.status in self.codeless:
+            return True
         if answer.status not in self.statuses:
             return False
         return not self.codes or answer.code in self.codes
 
     def describe(self) -> str:
         statuses = "/".join(str(s) for s in self.statuses)
-        return f"{statuses} {'/'.join(self.codes)}".strip()
+        text = f"{statuses} {'/'.join(self.codes)}".strip()
+        if self.codeless:
+            text += " or " + "/".join(str(s) for s in self.codeless) + " (no code decided)"
+        return text
 
 
 _IDS = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"

@@ -41,6 +41,7 @@ from .responses import ERROR_BODY_RULE, LINK_RULES, ResponseKinds, ResponseProbl
 ISSUED_ID_FIELDS = ("paymentId", "basketId", "authorisationId")
 
 EXCERPT = 240
+HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 NOT_REPRODUCIBLE = "not reproducible on retry"
 # An operation a target without the sandbox's extras answers like this does not exist there.
 ABSENT_STATUSES = (404, 405, 501)
@@ -404,7 +405,37 @@ class Session:
             return Expected(success, why="the validator finds no error"), errors
         statuses = tuple(dict.fromkeys(f.status or 400 for f in errors))
         codes = tuple(dict.fromkeys(f.code or "FORMAT_ERROR" for f in errors))
-        return Expected(statuses, codes, why="; ".join(f"{f.rule}: {f.message}" for f in errors[:3])), errors
+        why = "; ".join(f"{f.rule}: {f.message}" for f in errors[:3])
+        if all(f.rule == "path-unknown" for f in errors):
+            return self._unknown_path(request, statuses, codes, why), errors
+        return Expected(statuses, codes, why=why), errors
+
+    def _unknown_path(self, request: PreparedRequest, statuses: tuple[int, ...], codes: tuple[str, ...],
+                      why: str) -> Expected:
+        """A path no operation has may still fit a path template of the spec, a literal segment standing in for a
+        parameter (/v1/signing-baskets/x/y fits /v1/{payment-service}/{payment-product}/{paymentId}). A router
+        matching templates then answers as HTTP and that template's operation do -- a 405 where the template does
+        not take the method (RFC 9110 section 15.5.6), a 400 for a parameter value it does not know where it does --
+        and that is as right as our 404 (A7)."""
+        fitting = self.templates_fitting(request.target.split("?", 1)[0])
+        if not fitting:
+            return Expected(statuses, codes, why=why)
+        method = request.method.lower()
+        takes = any(method in methods for _template, methods in fitting)
+        return Expected(statuses + ((400,) if takes else ()), codes + (("FORMAT_ERROR",) if takes else ()),
+                        why=f"{why} (the path fits {fitting[0][0]})", codeless=() if takes else (405,))
+
+    def templates_fitting(self, path: str) -> list[tuple[str, frozenset[str]]]:
+        """The spec's path templates ``path`` fits, parameters taking any one segment, with the methods each takes
+        (lower case), the most literal first."""
+        patterns = self.__dict__.get("_template_patterns")
+        if patterns is None:
+            paths = self.spec.document.get("paths", {})
+            patterns = self._template_patterns = [
+                (template, re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)) + r"\Z"),
+                 frozenset(m for m in paths[template] if m in HTTP_METHODS))
+                for template in sorted(paths, key=lambda t: t.count("{"))]
+        return [(template, methods) for template, pattern, methods in patterns if pattern.match(path)]
 
     def expect(self, exchange: Exchange, expected: Expected, *, rule: str, ref: str, message: str) -> bool:
         """Compare an answer with what is expected; a disagreement is a finding. True when they agree."""
@@ -424,7 +455,9 @@ class Session:
         actual = exchange.answer if exchange else answer_of(response) if response is not None else Answer(None)
         if exchange is not None:
             rule, ref, message = self.profile_decision(exchange, rule, ref, message)
-        finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, actual.describe(),
+        # a finding about several answers (pages, concurrent creations) has no one answer: the message says them
+        described = actual.describe() if exchange is not None or response is not None else "as the message says"
+        finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, described,
                           actual.excerpt, self.seed, curl(self.base_url, exchange.request) if exchange else "",
                           dict(actual.headers))
         # the ids this target issued named by kind, so the same defect has the same fingerprint in every run

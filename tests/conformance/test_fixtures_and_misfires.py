@@ -256,3 +256,29 @@ def test_a_body_on_a_get_may_be_ignored_or_refused_but_not_with_a_5xx(identities
     assert [o for o in refused.outcomes if o.status == "passed"]
     failing = gate(identities, answer=refuse_get_with_a_body(500), checks=check)
     assert {f.rule for f in failing.findings} == {"body-not-accepted"}, describe(failing)
+
+
+def test_an_unknown_path_that_fits_a_template_may_be_answered_as_that_template():
+    """404 RESOURCE_UNKNOWN (A7) for a path no operation has; where the path fits a template, also a 405 (no code)
+    when the template does not take the method, or a 400 FORMAT_ERROR for a parameter value when it does."""
+    from conformance.client import PreparedRequest
+    from conformance.gate.model import Answer
+    from conformance.gate.session import Session
+    from validator.context import DEFAULT_PROFILE
+    from validator.spec import load_spec
+
+    session = Session("http://127.0.0.1:9", load_spec(), DEFAULT_PROFILE, Identities.throwaway())
+    try:
+        def expected(method, path):
+            return session.predict(PreparedRequest(method, path, [], b""), success=(200,))[0]
+
+        post = expected("POST", "/v1/signing-baskets/obvalidate-aa/obvalidate-aa")
+        assert post.allows(Answer(404, "RESOURCE_UNKNOWN")) and post.allows(Answer(405))
+        assert not post.allows(Answer(400, "FORMAT_ERROR")) and not post.allows(Answer(404, "FORMAT_ERROR"))
+        get = expected("GET", "/v1/0.5/0/0/authorisations/0")
+        assert get.allows(Answer(400, "FORMAT_ERROR")) and get.allows(Answer(404, "RESOURCE_UNKNOWN"))
+        assert not get.allows(Answer(405)) and not get.allows(Answer(200))
+        nowhere = expected("GET", "/v2/nothing")
+        assert nowhere.allows(Answer(404, "RESOURCE_UNKNOWN")) and not nowhere.allows(Answer(405))
+    finally:
+        session.close()

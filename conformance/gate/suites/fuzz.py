@@ -441,21 +441,12 @@ def _links_in(value: Any):
                 stack.append((item, in_links or key == "_links"))
 
 
-@functools.lru_cache(maxsize=4)
-def _path_patterns(spec_id: int) -> tuple[tuple[str, Any], ...]:
-    """Each path template of the spec and its pattern, the most literal first (a link names the most specific)."""
-    paths = sorted(_SPECS[spec_id].document.get("paths", {}), key=lambda path: path.count("{"))
-    return tuple((path, re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path)) + r"\Z")) for path in paths)
-
-
 def _linked(session: Session, value: Any) -> set[tuple[str, str]]:
     """(METHOD, path template) pairs the links of a JSON value offer (a link without verbs is followed with GET)."""
-    _SPECS[id(session.spec)] = session.spec
-    patterns = _path_patterns(id(session.spec))
     found = set()
     for href, verbs in _links_in(value):
         path = re.sub(r"^[a-z]+://[^/]+", "", href).split("?", 1)[0]
-        template = next((template for template, pattern in patterns if pattern.match(path)), None)
+        template = next((template for template, _methods in session.templates_fitting(path)), None)
         if template is not None:
             found.update((verb, template) for verb in verbs or ("GET",))
     return found
@@ -506,12 +497,8 @@ def send_unsupported_method(session: Session, operation, case) -> None:
 def overlapping_template(session: Session, method: str, path: str, own: str) -> str | None:
     """Another path template of the spec that takes ``method`` and fits ``path`` (e.g. DELETE
     /v1/signing-baskets/{basketId}/status fits DELETE /v1/{payment-service}/{payment-product}/{paymentId}), or None."""
-    _SPECS[id(session.spec)] = session.spec
-    paths = session.spec.document.get("paths", {})
-    for template, pattern in _path_patterns(id(session.spec)):
-        if template != own and method.lower() in paths.get(template, {}) and pattern.match(path):
-            return template
-    return None
+    return next((template for template, methods in session.templates_fitting(path)
+                 if template != own and method.lower() in methods), None)
 
 
 def _operations(session: Session):
