@@ -188,6 +188,9 @@ class Finding:
         return asdict(self)
 
 
+ALSO_LIMIT = 10   # other sightings' messages a finding group lists
+
+
 @dataclass
 class FindingGroup:
     """One defect: the findings of the run with the same fingerprint, whichever checks and suites saw them. The
@@ -204,9 +207,20 @@ class FindingGroup:
     def suites(self) -> list[str]:
         return list(dict.fromkeys(f.suite for f in self.occurrences))
 
+    def also(self, limit: int = ALSO_LIMIT) -> list[dict[str, str]]:
+        """The other sightings' checks and messages where they say something the first does not (another site of
+        the same rule, another scenario), at most ``limit``."""
+        seen = {(self.finding.check, self.finding.message)}
+        out = []
+        for f in self.occurrences[1:]:
+            if (f.check, f.message) not in seen and len(out) < limit:
+                seen.add((f.check, f.message))
+                out.append({"check": f.check, "message": f.message})
+        return out
+
     def as_dict(self) -> dict[str, Any]:
         return {**self.finding.as_dict(), "checks": self.checks, "suites": self.suites,
-                "occurrences": len(self.occurrences)}
+                "occurrences": len(self.occurrences), "also": self.also()}
 
 
 def grouped(findings: Iterable[Finding]) -> list[FindingGroup]:

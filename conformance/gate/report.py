@@ -28,6 +28,7 @@ from .runner import RunResult
 from .suites.links import CHECK_ID as LINKS_CHECK, links_coverage
 
 STATUS_ORDER = ("failed", "error", "not-exercised", "passed")
+TEXT_ALSO = 3   # other sightings' messages the text report prints under a finding
 
 
 def summary(result: RunResult) -> dict[str, Any]:
@@ -152,6 +153,11 @@ def text(result: RunResult) -> str:
         if len(g.occurrences) > 1:
             lines.append(f"     seen {len(g.occurrences)} times, by {', '.join(g.checks)}")
         lines.append(f"     {f.message}")
+        also = g.also()
+        for other in also[:TEXT_ALSO]:
+            lines.append(f"     also ({other['check']}): {other['message']}")
+        if len(also) > TEXT_ALSO:
+            lines.append(f"     … {len(also) - TEXT_ALSO} more in the JSON report")
         lines.append(f"     expected {f.expected}; actual {f.actual}")
         if f.excerpt:
             lines.append(f"     body: {f.excerpt}")
@@ -223,7 +229,8 @@ def html_report(result: RunResult, spec: Spec | None = None) -> str:
                    f"<td>{e(o['reason'].splitlines()[0] if o['reason'] else '')}</td></tr>" for o in data["outcomes"])
     findings = "".join(f"<tr><td>{'<br>'.join(e(c) for c in f['checks'])}{_times(f['occurrences'])}</td>"
                        f"<td>{e(f['operation'])}</td><td>{e(f['rule'])}<br>{e(f['ref'])}<br><code>{e(f['fingerprint'])}"
-                       f"</code></td><td>{e(f['message'])}</td><td>{e(f['expected'])}</td><td>{e(f['actual'])}<br>"
+                       f"</code></td><td>{e(f['message'])}{_also_html(f['also'])}</td><td>{e(f['expected'])}</td>"
+                       f"<td>{e(f['actual'])}<br>"
                        f"<code>{e(f['excerpt'])}</code>{_headers_html(f['headers'])}</td><td><details><summary>curl"
                        f"</summary><code>{e(f['curl'])}</code></details></td></tr>" for f in data["findings"])
     reasons = "".join(f"<tr><td>{count}</td><td>{e(reason)}</td></tr>"
@@ -256,6 +263,13 @@ finding naming them).</p><table><tr><th>Checks</th><th>Operation</th><th>Rule, f
 
 def _times(occurrences: int) -> str:
     return f" ({occurrences} times)" if occurrences > 1 else ""
+
+
+def _also_html(also: list[dict[str, str]]) -> str:
+    if not also:
+        return ""
+    items = "".join(f"<li>{html.escape(a['check'])}: {html.escape(a['message'])}</li>" for a in also)
+    return f"<details><summary>also seen as</summary><ul>{items}</ul></details>"
 
 
 def _headers_html(headers: dict[str, str]) -> str:

@@ -123,9 +123,10 @@ def test_a_full_run_completes_against_a_target_limited_to_20_connections(limited
 def test_the_limit_holds_for_the_whole_run_with_workers(limited):
     proxy = limited(2)
     # two suites in two worker processes, one connection each; eight threads of concurrent creations share one
+    # (not the schema suite: it may reset the sandbox under the other worker's scenarios)
     result = CliRunner().invoke(conform, ["--target", proxy.url, "--max-examples", "1", "--max-connections", "2",
-                                          "--workers", "2", "--check",
-                                          "schema:generated-requests,stateful:concurrent-creations,stateful:lifecycle"])
+                                          "--workers", "2", "--check", "security:unsigned,security:tampered-body,"
+                                          "stateful:concurrent-creations,stateful:lifecycle"])
     assert result.exit_code == 0, result.output[-2000:]
     assert proxy.refused == 0 and proxy.peak <= 2, (proxy.peak, proxy.refused)
 

@@ -147,6 +147,9 @@ def test_one_defect_is_one_finding_naming_every_check_that_saw_it():
     text = report.text(first)
     assert text.count(f"fingerprint {defect['fingerprint']}") == 1
     assert f"seen 2 times, by schema:generated-requests, stateful:links" in text
+    # what the other sighting says is kept with the check that saw it
+    assert [a["check"] for a in defect["also"]] == ["stateful:links"]
+    assert f"also (stateful:links): {defect['also'][0]['message']}" in text
     junit = ET.fromstring(report.junit(first))
     naming = [f for f in junit.iter("failure") if defect["fingerprint"] in f.get("message")]
     assert len(naming) == 2 and all("schema:generated-requests, stateful:links" in f.text for f in naming)
