@@ -188,7 +188,9 @@ DEFECTS = {
     "another TPP's payment read with 200 (A28, security:foreign-payment)":
         lambda f: f["check"] == "security:foreign-payment" and f["operation"] == "getPayment"
         and _status(f["actual"]) == 200,
-    "an unsigned-for-Date request accepted (signature-headers-incomplete, A8)":
+    "refusals with Prism's problem+json body: one finding for the run, the A6 decision (error-body)":
+        lambda f: f["rule"] == "error-body" and f["occurrences"] == 1 and "refusals of the run" in f["message"],
+    "a Date left out of the signature accepted (signature-headers-incomplete, A8)":
         lambda f: f["rule"] == "signature-headers-incomplete" and _status(f["actual"]) == 201,
 }
 
