@@ -22,6 +22,8 @@ from .model import REGISTRY, SUITES, Check, Finding, NotExercised, Outcome
 from .pool import DEFAULT_MAX_CONNECTIONS
 from .session import Identities, Session, TargetUnreachable
 
+# Suites whose generated cases may reset the sandbox's state (initializeSandbox) or run its batch.
+RESETTING_SUITES = ("schema", "negative")
 Progress = Callable[[str, str, Outcome | None], None]  # (event "start"|"done", check id, outcome)
 
 
@@ -160,18 +162,22 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
     import multiprocessing
 
     result = RunResult(options.base_url, options)
+    # The Schemathesis suites may reset the sandbox (initializeSandbox) or run its batch: they run before the
+    # others start, as in one process, so no scenario meets a reset half-way.
+    phases = [tuple(s for s in suites if s in RESETTING_SUITES), tuple(s for s in suites if s not in RESETTING_SUITES)]
     with ProcessPoolExecutor(max_workers=options.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [(suite, pool.submit(_worker, plain, pems, suite)) for suite in suites]
-        for suite, future in futures:
-            part = future.result()
-            for o in part.outcomes:
-                if progress:
-                    progress("done", o.check, o)
-            result.outcomes.extend(part.outcomes)
-            result.cases.extend(part.cases)
-            result.exercised_rules |= part.exercised_rules
-            result.exercised_refs |= part.exercised_refs
-            result.error_bodies += part.error_bodies
+        for phase in phases:
+            futures = [(suite, pool.submit(_worker, plain, pems, suite)) for suite in phase]
+            for suite, future in futures:
+                part = future.result()
+                for o in part.outcomes:
+                    if progress:
+                        progress("done", o.check, o)
+                result.outcomes.extend(part.outcomes)
+                result.cases.extend(part.cases)
+                result.exercised_rules |= part.exercised_rules
+                result.exercised_refs |= part.exercised_refs
+                result.error_bodies += part.error_bodies
     _one_error_body_finding(result)
     result.seconds = time.perf_counter() - started
     return result

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import struct
-import threading
 import time
 
 import pytest
@@ -17,41 +16,17 @@ from conformance.gate.cli import conform
 from conformance.gate.pool import DEFAULT_MAX_CONNECTIONS
 from conformance.gate.runner import worker_connections
 from conformance.gate.target import ReferenceServer
+from gate_helpers import LoopbackServer
 
 
-class LimitedProxy:
+class LimitedProxy(LoopbackServer):
     """A loopback TCP proxy in front of ``upstream_port`` letting at most ``limit`` client connections be open at
     once: one more is reset at once (RST). ``peak`` is the most open at once, ``refused`` how many were reset."""
 
     def __init__(self, upstream_port: int, limit: int) -> None:
+        super().__init__()
         self.upstream_port, self.limit = upstream_port, limit
         self.open = self.peak = self.refused = self.accepted = 0
-        self.loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name="limited-proxy", daemon=True)
-        self.port = 0
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        server = self.loop.run_until_complete(asyncio.start_server(self._connection, "127.0.0.1", 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        self.loop.run_forever()
-        server.close()
-        self.loop.run_until_complete(server.wait_closed())
-
-    def start(self) -> "LimitedProxy":
-        self._thread.start()
-        assert self._ready.wait(10), "the proxy did not start"
-        return self
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.open >= self.limit:

@@ -12,10 +12,11 @@ import pytest
 import uvicorn
 
 from conformance.client import SignedClient
-from conformance.gate.runner import RunOptions, run
+from conformance.gate.model import SUITES
 from conformance.gate.session import Identities
 from conformance.gate.target import ReferenceServer
 from conformance.sandbox import faults as F
+from gate_helpers import describe, gate_run
 
 QUICK = 1
 
@@ -55,19 +56,9 @@ def serve(answer=None, faults=()) -> ReferenceServer:
     return server.start()
 
 
-def gate(identities, *, answer=None, faults=(), suites=("schema", "negative", "semantic", "security", "stateful"),
-         checks=(), max_examples=QUICK):
-    server = serve(answer, faults)
-    try:
-        return run(RunOptions(server.url, suites, identities=identities, seed=0, max_examples=max_examples,
-                              checks=checks))
-    finally:
-        server.stop()
-
-
-def describe(result) -> str:
-    return "\n".join(f"{f.check} [{f.operation}] {f.rule}: {f.message} (expected {f.expected}, actual {f.actual})"
-                     for f in result.findings) or "(no findings)"
+def gate(identities, *, answer=None, faults=(), suites=SUITES, checks=(), max_examples=QUICK):
+    return gate_run(serve(answer, faults), suites=suites, checks=checks, identities=identities,
+                    max_examples=max_examples)
 
 
 # ---------------------------------------------------------------- section 2: fixtures that do not mask the rule

@@ -16,10 +16,11 @@ from click.testing import CliRunner
 from conformance.gate import report
 from conformance.gate.cli import conform
 from conformance.gate.model import REGISTRY, SUITES
-from conformance.gate.runner import RunOptions, checks_of, run
+from conformance.gate.runner import checks_of
 from conformance.gate.session import Identities
 from conformance.gate.target import ReferenceServer
 from conformance.sandbox import faults as F
+from gate_helpers import describe, gate_run
 from validator.rules import catalogue
 
 QUICK = 1  # Hypothesis examples per rule and operation in CI (the README note gives a full run)
@@ -31,17 +32,8 @@ def identities() -> Identities:
 
 
 def gate(faults=(), *, suites=SUITES, checks=(), seed=0, identities=None, max_examples=QUICK):
-    server = ReferenceServer(faults=faults).start()
-    try:
-        return run(RunOptions(server.url, suites, identities=identities, seed=seed, max_examples=max_examples,
-                              checks=checks))
-    finally:
-        server.stop()
-
-
-def describe(result) -> str:
-    return "\n".join(f"{f.check} [{f.operation}] {f.rule}: {f.message} (expected {f.expected}, actual {f.actual})"
-                     for f in result.findings) or "(no findings)"
+    return gate_run(ReferenceServer(faults=faults).start(), suites=suites, checks=checks, seed=seed,
+                    identities=identities, max_examples=max_examples)
 
 
 # ---------------------------------------------------------------- the registry
@@ -202,3 +194,38 @@ def test_pytest_plugin_runs_the_checks(tmp_path):
         server.stop()
     assert "1 failed, 1 passed" in done.stdout, done.stdout + done.stderr
     assert "digest-mismatch" in done.stdout
+
+
+def test_workers_start_the_other_suites_after_the_resetting_ones_end(monkeypatch):
+    """With --workers the Schemathesis suites (which may reset the sandbox) end before the scenarios start."""
+    from conformance.gate import runner
+
+    events = []
+
+    class Done:
+        def __init__(self, suite):
+            self.suite = suite
+
+        def result(self):
+            events.append(("end", self.suite))
+            return runner.RunResult("http://127.0.0.1:9", None)
+
+    class Pool:
+        def __init__(self, **_options):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, _function, _options, _pems, suite):
+            events.append(("start", suite))
+            return Done(suite)
+
+    monkeypatch.setattr(runner, "ProcessPoolExecutor", Pool)
+    runner.run(runner.RunOptions("http://127.0.0.1:9", SUITES, workers=5))
+    ended = [i for i, (what, suite) in enumerate(events) if what == "end" and suite in runner.RESETTING_SUITES]
+    started = [i for i, (what, suite) in enumerate(events) if what == "start" and suite not in runner.RESETTING_SUITES]
+    assert ended and started and max(ended) < min(started), events

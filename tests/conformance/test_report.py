@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import threading
 import unicodedata
 import xml.etree.ElementTree as ET
 
@@ -23,6 +22,7 @@ from conformance.gate.runner import RunOptions, run
 from conformance.gate.session import LONG_HEADER, curl
 from conformance.gate.target import ReferenceServer
 from conformance.sandbox import faults as F
+from gate_helpers import LoopbackServer
 
 VIOLATION = '[{"location":["request","header","signature"],"severity":"Error","message":"must have signature"}]'
 HOSTILE_HEADERS = [
@@ -36,31 +36,15 @@ HOSTILE_HEADERS = [
 HOSTILE_BODY = b'{"tppMessages":[{"category":"ERROR","code":"\x1b[2J\x1b[31mFORMAT_ERROR"}]}'
 
 
-class HostileTarget:
+class HostileTarget(LoopbackServer):
     """A loopback HTTP/1.1 server answering every request with hostile headers and a body with terminal escapes:
     200 everywhere but under /v1/sandbox/, which it does not have (404)."""
 
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self.port = 0
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        server = self.loop.run_until_complete(asyncio.start_server(self._connection, "127.0.0.1", 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        self.loop.run_forever()
-
     def __enter__(self) -> str:
-        self._thread.start()
-        assert self._ready.wait(10)
-        return f"http://127.0.0.1:{self.port}"
+        return self.start().url
 
     def __exit__(self, *exc) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
+        self.stop()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -146,7 +130,7 @@ def test_one_defect_is_one_finding_naming_every_check_that_saw_it():
     assert len({f["fingerprint"] for f in data["findings"]}) == len(data["findings"])
     text = report.text(first)
     assert text.count(f"fingerprint {defect['fingerprint']}") == 1
-    assert f"seen 2 times, by schema:generated-requests, stateful:links" in text
+    assert "seen 2 times, by schema:generated-requests, stateful:links" in text
     # what the other sighting says is kept with the check that saw it
     assert [a["check"] for a in defect["also"]] == ["stateful:links"]
     assert f"also (stateful:links): {defect['also'][0]['message']}" in text
