@@ -99,11 +99,20 @@ class Progress:
               help="Write conform.json, conform.junit.xml, conform.html and coverage.json here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text", show_default=True,
               help="What to print on standard output.")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Compare with a baseline (--write-baseline): each finding is known or new, the summary counts "
+                   "known, new and resolved; exit 1 only for new findings.")
+@click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Store this run's findings (fingerprints, sorted, with rule, operation, checks and a title) as a "
+                   "baseline to review and commit.")
+@click.option("--full-curl", is_flag=True,
+              help="Findings' curls carry the TPP certificate and long headers (left out by default).")
 @click.option("--fault", "faults", multiple=True, metavar="NAME", hidden=True,
               help="Reference target only: turn a sandbox fault switch on (to see the gate catch it).")
 def conform(target: str, profile_path: str | None, suites: str, check_patterns: str, cert, key, second_cert, second_key,
             max_examples: int, seed: int, workers: int, max_connections: int, report_dir: str | None, fmt: str,
-            faults: tuple[str, ...]) -> None:
+            faults: tuple[str, ...], baseline_path: str | None = None, write_baseline: str | None = None,
+            full_curl: bool = False) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
 
     Suites: schema (Schemathesis positive generation per operation, every answer checked against the spec and the
@@ -112,7 +121,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     differential oracle: requests breaking one rule of the validator's catalogue, the validator predicting each
     answer), stateful (the
     payment lifecycle, baskets, cancellation, X-Request-ID replay, duplicates, pagination, concurrency).
-    Exit 0: every check passed; 1: findings; 2: the run could not happen.
+    Exit 0: every check passed; 1: findings (with --baseline: new findings); 2: the run could not happen.
     """
     import json
 
@@ -141,6 +150,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             profile = Profile.load(profile_path)
         except ConfigError as exc:
             raise ConformUsageError(str(exc)) from None
+    known = _baseline(baseline_path)
     progress = Progress(sys.stderr.isatty() and fmt == "text")
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
@@ -149,6 +159,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
                 raise click.ClickException(problem)
             options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns,
                                  max_connections)
+            options.full_curl = full_curl
             result = run(options, progress=progress)
     except TargetUnreachable as exc:
         progress.close()
@@ -161,6 +172,9 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     except ValueError as exc:  # an unknown fault switch
         raise ConformUsageError(str(exc)) from None
     progress.close()
+    result.baseline = known
+    if write_baseline:
+        _write_baseline(result, write_baseline)
     if report_dir:
         report.write(result, report_dir)
     if fmt == "json":
@@ -169,5 +183,30 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
         click.echo(report.junit(result), nl=False)
     else:
         click.echo(report.text(result), nl=False)
-    failed = result.findings or any(o.status == "error" for o in result.outcomes)
+    gating = [g for g in report.groups(result) if g.baseline != "known"]   # with a baseline, the new findings
+    failed = gating or any(o.status == "error" for o in result.outcomes)
     sys.exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
+
+
+def _baseline(path: str | None):
+    """The baseline to compare with, read before the run: an unreadable or malformed one stops it (exit 2)."""
+    if not path:
+        return None
+    from .baseline import BaselineError, load
+
+    try:
+        return load(path)
+    except BaselineError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_IMPOSSIBLE)
+
+
+def _write_baseline(result, path: str) -> None:
+    from . import report
+    from .baseline import write
+
+    try:
+        write(report.groups(result), path)
+    except OSError as exc:
+        click.echo(f"Error: cannot write the baseline {path}: {exc}", err=True)
+        sys.exit(EXIT_IMPOSSIBLE)

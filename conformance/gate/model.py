@@ -194,10 +194,14 @@ ALSO_LIMIT = 10   # other sightings' messages a finding group lists
 @dataclass
 class FindingGroup:
     """One defect: the findings of the run with the same fingerprint, whichever checks and suites saw them. The
-    first one found (in report order) stands for the group; ``checks`` names every check that saw it."""
+    first one found (in report order) stands for the group; ``checks`` names every check that saw it. ``id`` names
+    it in this run's reports (F1, F2, ... in report order); ``baseline`` is "known" or "new" when the run is compared
+    with a baseline (baseline.py), else None."""
 
     finding: Finding
     occurrences: list[Finding]
+    id: str = ""
+    baseline: str | None = None
 
     @property
     def checks(self) -> list[str]:
@@ -219,18 +223,21 @@ class FindingGroup:
         return out
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.finding.as_dict(), "checks": self.checks, "suites": self.suites,
-                "occurrences": len(self.occurrences), "also": self.also()}
+        out = {"id": self.id, **self.finding.as_dict(), "checks": self.checks, "suites": self.suites,
+               "occurrences": len(self.occurrences), "also": self.also()}
+        if self.baseline is not None:
+            out["baseline"] = self.baseline
+        return out
 
 
 def grouped(findings: Iterable[Finding]) -> list[FindingGroup]:
-    """Findings grouped by fingerprint, in the order of each group's first finding."""
+    """Findings grouped by fingerprint, in the order of each group's first finding, named F1, F2, ... in that order."""
     groups: dict[str, FindingGroup] = {}
     for f in findings:
         if f.fingerprint in groups:
             groups[f.fingerprint].occurrences.append(f)
         else:
-            groups[f.fingerprint] = FindingGroup(f, [f])
+            groups[f.fingerprint] = FindingGroup(f, [f], id=f"F{len(groups) + 1}")
     return list(groups.values())
 
 

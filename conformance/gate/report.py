@@ -8,6 +8,10 @@ check that saw it and how often; the summary counts those (``findings``) and eve
 finding keeps the answer's headers (bounded, escaped) and its fingerprint, in every format, so a later run can be
 compared with a baseline. The summary also counts what was not exercised, by reason.
 
+Each finding has a run-unique ``id`` (F1, F2, ... in report order) next to its ``fingerprint``. Compared with a
+baseline (``conform --baseline``, baseline.py), each finding is marked ``known`` or ``new`` and every summary counts
+known, new, resolved and not rechecked; the text report then prints a known finding as its one line only.
+
 Everything but the ``run`` block (target URL, duration), the curl commands (their Date and Signature) and the
 answers' own Date headers is the same for two runs with the same seed against the reference sandbox.
 """
@@ -23,6 +27,7 @@ from typing import Any
 from validator.rules import catalogue
 from validator.spec import Spec, load_spec
 
+from .baseline import Comparison, compare
 from .model import REGISTRY, FindingGroup, grouped
 from .runner import RunResult
 from .suites.links import CHECK_ID as LINKS_CHECK, links_coverage
@@ -36,7 +41,12 @@ def summary(result: RunResult) -> dict[str, Any]:
     return {"checks": len({o.check for o in result.outcomes}), "outcomes": len(result.outcomes),
             **{s: counts.get(s, 0) for s in STATUS_ORDER}, "findings": len(groups(result)),
             "occurrences": len(result.findings), "cases": len(result.cases),
-            "not_exercised_by_reason": not_exercised_by_reason(result)}
+            "not_exercised_by_reason": not_exercised_by_reason(result), **_baseline_counts(result)}
+
+
+def _baseline_counts(result: RunResult) -> dict[str, Any]:
+    comparison = baseline_comparison(result)
+    return {"baseline": comparison.counts()} if comparison else {}
 
 
 def not_exercised_by_reason(result: RunResult) -> dict[str, int]:
@@ -46,8 +56,21 @@ def not_exercised_by_reason(result: RunResult) -> dict[str, int]:
 
 
 def groups(result: RunResult) -> list[FindingGroup]:
-    """The run's defects: its findings grouped by fingerprint, in report order."""
-    return grouped(_findings(result))
+    """The run's defects: its findings grouped by fingerprint, in report order (marked known or new when the run is
+    compared with a baseline)."""
+    return _compared(result)[0]
+
+
+def baseline_comparison(result: RunResult) -> Comparison | None:
+    """The run against its baseline (None without one): known, new, resolved, not rechecked."""
+    return _compared(result)[1]
+
+
+def _compared(result: RunResult) -> tuple[list[FindingGroup], Comparison | None]:
+    found = grouped(_findings(result))
+    if result.baseline is None:
+        return found, None
+    return found, compare(result.baseline, found, result.outcomes)
 
 
 def _headers_line(headers: dict[str, str]) -> str:
@@ -125,8 +148,14 @@ def as_json(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
         "cases_digest": result.cases_digest,
         "outcomes": [_stable(o.as_dict()) for o in _ordered(result)],
         "findings": [g.as_dict() for g in groups(result)],
+        **_baseline_block(result),
         "coverage": coverage(result, spec),
     }
+
+
+def _baseline_block(result: RunResult) -> dict[str, Any]:
+    comparison = baseline_comparison(result)
+    return {"baseline": comparison.as_dict()} if comparison else {}
 
 
 def _stable(outcome: dict) -> dict:
@@ -149,7 +178,12 @@ def text(result: RunResult) -> str:
     lines = []
     for g in groups(result):
         f = g.finding
-        lines.append(f"FAIL {f.check} [{f.operation}] rule {f.rule} ({f.ref}) fingerprint {f.fingerprint}")
+        # one line per defect: its id, how often it was seen, where, and its fingerprint (a known one is only this)
+        head = "KNOWN" if g.baseline == "known" else "FAIL" if g.baseline is None else "FAIL new"
+        lines.append(f"{head} {g.id} {len(g.occurrences)}× {f.check} [{f.operation}] rule {f.rule} ({f.ref}) "
+                     f"fingerprint {f.fingerprint}")
+        if g.baseline == "known":
+            continue
         if len(g.occurrences) > 1:
             lines.append(f"     seen {len(g.occurrences)} times, by {', '.join(g.checks)}")
         lines.append(f"     {f.message}")
@@ -173,11 +207,18 @@ def text(result: RunResult) -> str:
         lines.append(f"not exercised: {check_id}: {reason}")
     for reason, count in s["not_exercised_by_reason"].items():
         lines.append(f"not exercised, {count} × {reason}")
+    comparison = baseline_comparison(result)
+    for entry in comparison.resolved if comparison else ():
+        lines.append(f"resolved: {entry.fingerprint} {entry.title}")
     repeated = f" ({s['occurrences']} sightings)" if s["occurrences"] != s["findings"] else ""
     lines.append(f"{s['checks']} checks, {s['outcomes']} check × operation outcomes: {s['passed']} passed, "
                  f"{s['failed']} failed, {s['not-exercised']} not exercised, {s['error']} errors; "
                  f"{s['findings']} findings{repeated}; {s['cases']} requests in {result.seconds:.1f} s "
                  f"(seed {result.options.seed}) against {result.base_url}")
+    if comparison:
+        b = s["baseline"]
+        lines.append(f"baseline {b['file']}: {b['known']} known, {b['new']} new, {b['resolved']} resolved, "
+                     f"{b['not_rechecked']} not rechecked (their checks did not run on their operations)")
     return "\n".join(lines) + "\n"
 
 
@@ -186,7 +227,7 @@ def junit(result: RunResult) -> str:
     root = ET.Element("testsuites", name="obvalidate conform", tests=str(s["outcomes"]),
                       failures=str(s["failed"]), errors=str(s["error"]), skipped=str(s["not-exercised"]))
     # JUnit has a testcase per check × operation: a defect several checks saw fails each, naming the others.
-    sightings = {g.finding.fingerprint: g.checks for g in groups(result)}
+    found = {g.finding.fingerprint: g for g in groups(result)}
     by_suite: dict[str, list] = {}
     for o in _ordered(result):
         by_suite.setdefault(o.suite, []).append(o)
@@ -195,15 +236,21 @@ def junit(result: RunResult) -> str:
         node = ET.SubElement(root, "testsuite", name=suite, tests=str(len(outcomes)),
                              failures=str(counts["failed"]), errors=str(counts["error"]),
                              skipped=str(counts["not-exercised"]))
+        if "baseline" in s:
+            properties = ET.SubElement(node, "properties")
+            for name, value in s["baseline"].items():
+                ET.SubElement(properties, "property", name=f"baseline.{name}", value=str(value))
         for o in outcomes:
             case = ET.SubElement(node, "testcase", classname=f"{suite}.{o.check}", name=o.operation,
                                  time=f"{o.seconds:.3f}")
             if o.status == "failed":
                 for f in o.findings:
+                    group = found[f.fingerprint]
+                    mark = f", {group.baseline}" if group.baseline else ""
                     failure = ET.SubElement(case, "failure", type=f.rule,
-                                            message=f"{f.message} (expected {f.expected}, actual {f.actual}; "
-                                                    f"fingerprint {f.fingerprint})")
-                    seen = ", ".join(sightings.get(f.fingerprint, ()))
+                                            message=f"{group.id}{mark}: {f.message} (expected {f.expected}, actual "
+                                                    f"{f.actual}; fingerprint {f.fingerprint})")
+                    seen = ", ".join(group.checks)
                     failure.text = (f"{f.ref}\nfingerprint: {f.fingerprint}\nseen by: {seen}\nbody: {f.excerpt}\n"
                                     f"headers: {_headers_line(f.headers)}\nreproduce: {f.curl}")
             elif o.status == "error":
@@ -227,7 +274,8 @@ def html_report(result: RunResult, spec: Spec | None = None) -> str:
     rows = "".join(f"<tr><td>{e(o['suite'])}</td><td>{e(o['check'])}</td><td>{e(o['operation'])}</td>"
                    f"<td class='{e(o['status'])}'>{e(o['status'])}</td><td>{o['cases']}</td>"
                    f"<td>{e(o['reason'].splitlines()[0] if o['reason'] else '')}</td></tr>" for o in data["outcomes"])
-    findings = "".join(f"<tr><td>{'<br>'.join(e(c) for c in f['checks'])}{_times(f['occurrences'])}</td>"
+    findings = "".join(f"<tr><td>{e(f['id'])}<br>{f['occurrences']}×{_mark_html(f.get('baseline'))}</td>"
+                       f"<td>{'<br>'.join(e(c) for c in f['checks'])}</td>"
                        f"<td>{e(f['operation'])}</td><td>{e(f['rule'])}<br>{e(f['ref'])}<br><code>{e(f['fingerprint'])}"
                        f"</code></td><td>{e(f['message'])}{_also_html(f['also'])}</td><td>{e(f['expected'])}</td>"
                        f"<td>{e(f['actual'])}<br>"
@@ -243,7 +291,8 @@ def html_report(result: RunResult, spec: Spec | None = None) -> str:
         return f"<p>Exercised ({len(part['exercised'])}): {done}</p><details><summary>Not exercised " \
                f"({len(part['not_exercised'])})</summary><ul>{missing}</ul></details>"
 
-    verdict = "PASS" if not data["findings"] and not s["error"] else "FAIL"
+    gating = [f for f in data["findings"] if f.get("baseline") != "known"]   # with a baseline, the new ones
+    verdict = "PASS" if not gating and not s["error"] else "FAIL"
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>obvalidate conform: {verdict}</title>
 <style>{_CSS}</style></head><body><h1>obvalidate conform: {verdict}</h1>
 <p>Target {e(data['run']['target'])}, seed {data['seed']}, max examples {data['max_examples']}, suites
@@ -251,7 +300,7 @@ def html_report(result: RunResult, spec: Spec | None = None) -> str:
 {s['not-exercised']} not exercised, {s['error']} errors), {s['findings']} findings, {s['cases']} requests in
 {data['run']['seconds']} s.</p>
 <h2>Findings</h2><p>{s['findings']} findings ({s['occurrences']} sightings: a defect several checks saw is one
-finding naming them).</p><table><tr><th>Checks</th><th>Operation</th><th>Rule, fingerprint</th><th>What</th>
+finding naming them, one row per fingerprint).</p>{_baseline_html(data)}<table><tr><th>Id, seen</th><th>Checks</th><th>Operation</th><th>Rule, fingerprint</th><th>What</th>
 <th>Expected</th><th>Actual</th><th>Reproduce</th></tr>{findings}</table>
 <h2>Not exercised, by reason</h2><table><tr><th>Outcomes</th><th>Reason</th></tr>{reasons}</table>
 <h2>Checks</h2><table><tr><th>Suite</th><th>Check</th><th>Operation</th><th>Status</th><th>Cases</th><th>Reason</th>
@@ -261,8 +310,18 @@ finding naming them).</p><table><tr><th>Checks</th><th>Operation</th><th>Rule, f
 """
 
 
-def _times(occurrences: int) -> str:
-    return f" ({occurrences} times)" if occurrences > 1 else ""
+def _mark_html(mark: str | None) -> str:
+    return f"<br><span class='{'failed' if mark == 'new' else 'passed'}'>{mark}</span>" if mark else ""
+
+
+def _baseline_html(data: dict[str, Any]) -> str:
+    if "baseline" not in data:
+        return ""
+    b = data["baseline"]
+    resolved = "".join(f"<li><code>{html.escape(fp)}</code></li>" for fp in b["resolved_fingerprints"])
+    return (f"<p>Against the baseline {html.escape(b['file'])}: {b['known']} known, {b['new']} new, {b['resolved']} "
+            f"resolved, {b['not_rechecked']} not rechecked (their checks did not run on their operations).</p>"
+            + (f"<details><summary>resolved</summary><ul>{resolved}</ul></details>" if resolved else ""))
 
 
 def _also_html(also: list[dict[str, str]]) -> str:

@@ -18,6 +18,7 @@ from validator.context import DEFAULT_PROFILE, Profile
 from validator.spec import Spec, load_spec
 
 from . import suites as _suites  # noqa: F401 - importing the suites registers their checks
+from .baseline import Baseline
 from .model import REGISTRY, SUITES, Check, Finding, NotExercised, Outcome
 from .pool import DEFAULT_MAX_CONNECTIONS
 from .session import Identities, Session, TargetUnreachable
@@ -38,6 +39,7 @@ class RunOptions:
     workers: int = 1
     checks: tuple[str, ...] = ()       # fnmatch patterns of check ids; none: every check of the suites
     max_connections: int = DEFAULT_MAX_CONNECTIONS  # connections to the target open at once, for the whole run
+    full_curl: bool = False            # the findings' curls carry the certificate (--full-curl)
 
 
 @dataclass
@@ -50,6 +52,7 @@ class RunResult:
     exercised_refs: set[str] = field(default_factory=set)
     seconds: float = 0.0
     error_bodies: int = 0   # refusals whose error body is not the documented one (A6): one finding for them all
+    baseline: Baseline | None = None   # compared with (--baseline): the reports mark findings known or new
 
     @property
     def findings(self) -> list[Finding]:
@@ -83,6 +86,7 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
     session = Session(options.base_url, spec, _profile(options.profile_path),
                       options.identities or Identities.throwaway(), seed=options.seed,
                       max_examples=options.max_examples, max_connections=options.max_connections)
+    session.full_curl = options.full_curl
     result = RunResult(options.base_url, options)
     started = time.perf_counter()
     try:
@@ -159,6 +163,7 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
     # The connection limit holds for the run: each worker gets its share (at least one connection).
     plain = RunOptions(options.base_url, suites, options.profile_path, None, options.seed, options.max_examples, 1,
                        options.checks, worker_connections(options.max_connections, options.workers, len(suites)))
+    plain.full_curl = options.full_curl
     import multiprocessing
 
     result = RunResult(options.base_url, options)

@@ -95,13 +95,14 @@ def _left_out(name: str, value: str) -> str:
     return f'"${{{variable}:?{note}}}"'
 
 
-def curl(base_url: str, request: PreparedRequest) -> str:
+def curl(base_url: str, request: PreparedRequest, *, full: bool = False) -> str:
     """A curl command sending the request as it was sent: signature headers included, no private key (the Date and
     Signature are the original ones, so a target with a Date window answers a late replay as stale). The
-    certificate and any header over :data:`LONG_HEADER` characters are left out (:func:`_left_out`)."""
+    certificate and any header over :data:`LONG_HEADER` characters are left out (:func:`_left_out`) unless ``full``
+    (``conform --full-curl``: a command to paste as it is, certificate included)."""
     parts = ["curl", "-sS", "-i", "-X", request.method, shlex.quote(base_url + request.target)]
     for name, value in request.headers:
-        if name.lower() in LEFT_OUT_HEADERS or len(value) > LONG_HEADER:
+        if not full and (name.lower() in LEFT_OUT_HEADERS or len(value) > LONG_HEADER):
             parts += ["-H", shlex.quote(f"{name}: ") + _left_out(name, value)]
         else:
             parts += ["-H", shlex.quote(f"{name}: {value}")]
@@ -148,6 +149,7 @@ class Session:
     seed: int = 0
     max_examples: int = 10
     max_connections: int = DEFAULT_MAX_CONNECTIONS   # the run's connections to the target open at once (pool.py)
+    full_curl: bool = False   # the findings' curls carry the certificate and long headers (conform --full-curl)
     outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
     exercised_rules: set[str] = field(default_factory=set)
     exercised_refs: set[str] = field(default_factory=set)
@@ -458,7 +460,7 @@ class Session:
         # a finding about several answers (pages, concurrent creations) has no one answer: the message says them
         described = actual.describe() if exchange is not None or response is not None else "as the message says"
         finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, described,
-                          actual.excerpt, self.seed, curl(self.base_url, exchange.request) if exchange else "",
+                          actual.excerpt, self.seed, curl(self.base_url, exchange.request, full=self.full_curl) if exchange else "",
                           dict(actual.headers))
         # the ids this target issued named by kind, so the same defect has the same fingerprint in every run
         with self._lock:

@@ -154,7 +154,7 @@ def test_conform_writes_reports_and_exits_0_when_clean(tmp_path):
 def test_conform_exits_1_with_a_reproducer_per_finding():
     result = CliRunner().invoke(conform, ["--check", "security:tampered-body", "--fault", F.DIGEST_NOT_CHECKED])
     assert result.exit_code == 1, result.output
-    assert "FAIL security:tampered-body [createSepaCreditTransfer] rule digest-mismatch" in result.output
+    assert "FAIL F1 1× security:tampered-body [createSepaCreditTransfer] rule digest-mismatch" in result.output
     reproduce = next(line for line in result.output.splitlines() if "reproduce:" in line)
     assert "curl" in reproduce and "Signature: keyId=" in reproduce and "Digest: SHA-256=" in reproduce
     assert "PRIVATE KEY" not in result.output
