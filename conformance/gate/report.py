@@ -28,7 +28,7 @@ from validator.rules import catalogue
 from validator.spec import Spec, load_spec
 
 from .baseline import Comparison, compare
-from .model import REGISTRY, FindingGroup, grouped
+from .model import REGISTRY, FindingGroup, grouped, printable
 from .runner import RunResult
 from .suites.links import CHECK_ID as LINKS_CHECK, links_coverage
 
@@ -209,7 +209,7 @@ def text(result: RunResult) -> str:
         lines.append(f"not exercised, {count} × {reason}")
     comparison = baseline_comparison(result)
     for entry in comparison.resolved if comparison else ():
-        lines.append(f"resolved: {entry.fingerprint} {entry.title}")
+        lines.append(f"resolved: {entry.fingerprint} {printable(entry.title)}")   # the file's words: escaped
     repeated = f" ({s['occurrences']} sightings)" if s["occurrences"] != s["findings"] else ""
     lines.append(f"{s['checks']} checks, {s['outcomes']} check × operation outcomes: {s['passed']} passed, "
                  f"{s['failed']} failed, {s['not-exercised']} not exercised, {s['error']} errors; "
