@@ -70,6 +70,39 @@ class Progress:
             click.echo("\r\033[K", nl=False, err=True)
 
 
+def _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections,
+            fmt) -> None:
+    """``conform --replay``: the report's findings (or the chosen ones) replayed against the target; exits."""
+    import json
+
+    from . import replay
+    from .session import TargetUnreachable
+    from .target import reachable, serving
+
+    try:
+        report = replay.load(replay_path)
+        chosen = replay.select(report["findings"], finding_names)
+    except replay.ReportUnreadable as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_IMPOSSIBLE)
+    except ValueError as exc:
+        raise ConformUsageError(str(exc)) from None
+    try:
+        with serving(target, faults=faults, profile=profile) as base_url:
+            problem = reachable(base_url)
+            if problem:
+                raise click.ClickException(problem)
+            verdicts = replay.replay(report, chosen, base_url, identities, profile, profile_path, max_connections)
+    except (TargetUnreachable, click.ClickException) as exc:
+        click.echo(f"Error: {exc.format_message() if isinstance(exc, click.ClickException) else exc}", err=True)
+        sys.exit(EXIT_IMPOSSIBLE)
+    if fmt == "json":
+        click.echo(json.dumps([v.as_dict() for v in verdicts], indent=2, ensure_ascii=False))
+    else:
+        click.echo(replay.text(verdicts), nl=False)
+    sys.exit(EXIT_FINDINGS if any(v.status == replay.STILL_FAILING for v in verdicts) else EXIT_CLEAN)
+
+
 @click.command("conform")
 @click.option("--target", default="reference", show_default=True, metavar="URL|reference",
               help="Base URL of the implementation, or 'reference': the bundled sandbox on a free loopback port "
@@ -109,10 +142,16 @@ class Progress:
               help="Findings' curls carry the TPP certificate and long headers (left out by default).")
 @click.option("--fault", "faults", multiple=True, metavar="NAME", hidden=True,
               help="Reference target only: turn a sandbox fault switch on (to see the gate catch it).")
+@click.option("--replay", "replay_path", metavar="CONFORM.JSON",
+              help="Replay the findings of an earlier run's report against --target: each request re-sent, signed "
+                   "anew (or its check run again where one request cannot re-create it), judged again: fixed, still "
+                   "failing or not replayable. Exit 0 when none still fails.")
+@click.option("--finding", "finding_names", multiple=True, metavar="ID|FINGERPRINT",
+              help="With --replay: only this finding (repeatable).")
 def conform(target: str, profile_path: str | None, suites: str, check_patterns: str, cert, key, second_cert, second_key,
             max_examples: int, seed: int, workers: int, max_connections: int, report_dir: str | None, fmt: str,
             faults: tuple[str, ...], baseline_path: str | None = None, write_baseline: str | None = None,
-            full_curl: bool = False) -> None:
+            full_curl: bool = False, replay_path: str | None = None, finding_names: tuple[str, ...] = ()) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
 
     Suites: schema (Schemathesis positive generation per operation, every answer checked against the spec and the
@@ -151,6 +190,10 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
         except ConfigError as exc:
             raise ConformUsageError(str(exc)) from None
     known = _baseline(baseline_path)
+    if finding_names and not replay_path:
+        raise ConformUsageError("--finding goes with --replay")
+    if replay_path:
+        _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections, fmt)
     progress = Progress(sys.stderr.isatty() and fmt == "text")
     try:
         with serving(target, faults=faults, profile=profile) as base_url:

@@ -127,6 +127,10 @@ class Answer:
         return f"{self.status} {self.code}" if self.code else str(self.status)
 
 
+# What a check expects of an answer it judges by the spec's declared responses (the response kinds), not a status.
+DECLARED_ANSWER = "an answer the spec declares"
+
+
 @dataclass(frozen=True)
 class Expected:
     """What a conforming implementation answers: any of ``statuses`` (with one of ``codes`` when given)."""
@@ -142,6 +146,14 @@ class Expected:
         if answer.status not in self.statuses:
             return False
         return not self.codes or answer.code in self.codes
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"statuses": list(self.statuses), "codes": list(self.codes), "codeless": list(self.codeless)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Expected":
+        return cls(tuple(int(s) for s in data["statuses"]), tuple(str(c) for c in data.get("codes", ())),
+                   codeless=tuple(int(s) for s in data.get("codeless", ())))
 
     def describe(self) -> str:
         statuses = "/".join(str(s) for s in self.statuses)
@@ -180,6 +192,11 @@ class Finding:
     curl: str = ""
     headers: dict[str, str] = field(default_factory=dict)   # the answer's, bounded and escaped (bounded_headers)
     fingerprint: str = field(init=False, default="")
+    # What a replay needs (conformance.gate.replay): the request without its signature headers and what the check
+    # altered on purpose (recorded.record), the judgement in machine form, and how the finding is replayed.
+    request: dict[str, Any] | None = None
+    expectation: dict[str, Any] | None = None   # {statuses, codes, codeless} or {declared_answer: true}
+    replay: dict[str, str] = field(default_factory=dict)   # {"by": "request"} or {"by": "check", "why": ...}
 
     def __post_init__(self) -> None:
         self.fingerprint = fingerprint(self.operation, self.rule, self.expected, self.actual)

@@ -31,9 +31,10 @@ from validator.request import Parsed, parse_envelope, request_findings, resolve_
 from validator.rules import catalogue
 from validator.spec import Spec
 
-from .model import (ABSENT_IN_PROFILE, NOT_OFFERED, Answer, Expected, Finding, NotExercised, Outcome, bounded_headers,
-                    fingerprint, printable, reason)
+from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, Answer, Expected, Finding, NotExercised,
+                    Outcome, bounded_headers, fingerprint, printable, reason)
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool
+from .recorded import record
 from .responses import ERROR_BODY_RULE, LINK_RULES, ResponseKinds, ResponseProblem
 
 # The ids a target issues in its creation answers (the spec's PaymentInitiationResponse, SigningBasketResponse and
@@ -127,6 +128,7 @@ class Disagreement(Exception):
     expected: str
     rule: str
     message: str
+    expectation: Expected | None = None   # the judgement in machine form, for a replay
 
 
 @dataclass
@@ -232,7 +234,7 @@ class Session:
                 if key in self._links_reported:
                     continue
                 self._links_reported.add(key)
-            self.disagree(exchange, rule=problem.rule, ref=problem.ref, expected="an answer the spec declares",
+            self.disagree(exchange, rule=problem.rule, ref=problem.ref, expected=DECLARED_ANSWER,
                           message=f"response: {problem.message}")
         return exchange
 
@@ -445,13 +447,15 @@ class Session:
         self.exercised_refs.update(r for r in ref.split(", ") if r)
         if expected.allows(exchange.answer) or self.code_unreadable(exchange, expected):
             return True
-        self.disagree(exchange, rule=rule, ref=ref, expected=expected.describe(), message=message)
+        self.disagree(exchange, rule=rule, ref=ref, expected=expected.describe(), message=message,
+                      expectation=expected)
         return False
 
     def disagree(self, exchange: Exchange | None, *, rule: str, ref: str, expected: str, message: str,
-                 operation: str | None = None, response: httpx.Response | None = None) -> None:
+                 operation: str | None = None, response: httpx.Response | None = None,
+                 expectation: Expected | None = None) -> None:
         """Record a finding; the answer is the exchange's, or ``response`` (one sent outside the signed clients, such
-        as the SCA page's)."""
+        as the SCA page's). ``expectation``, the judgement in machine form, lets a replay judge the request again."""
         suite, check_id = self._check
         op = operation or (exchange.operation if exchange else "-")
         actual = exchange.answer if exchange else answer_of(response) if response is not None else Answer(None)
@@ -466,10 +470,40 @@ class Session:
         with self._lock:
             named = self._named(expected)
         finding.fingerprint = fingerprint(op, rule, re.sub(r"#\d+\}", "}", named), finding.actual)
+        self.replayable(finding, exchange, expectation)
         outcome = self.outcome(op)
         with self._lock:
             outcome.findings.append(finding)
             outcome.status = "failed"
+
+    def replayable(self, finding: Finding, exchange: Exchange | None, expectation: Expected | None) -> None:
+        """What a replay of the finding needs: its request (recorded.record), its judgement in machine form, and
+        whether one request re-creates it or only its check, run again, does (and why)."""
+        issued = False
+        if exchange is not None:
+            finding.request = record(exchange.request, self.identities, self.now())
+            with self._lock:
+                issued = (self._named(exchange.request.target) != exchange.request.target
+                          or self._named(exchange.request.body.decode("utf-8", "replace"))
+                          != exchange.request.body.decode("utf-8", "replace"))
+        if expectation is not None:
+            finding.expectation = expectation.as_dict()
+        elif finding.expected == DECLARED_ANSWER:
+            finding.expectation = {"declared_answer": True}
+        if exchange is None:
+            why = "the finding is about several answers, not one request"
+        elif finding.suite == "stateful":
+            why = "a scenario: its request depends on the steps before it"
+        elif issued:
+            why = "its request names a resource the target issued earlier in the run"
+        elif finding.request.get("not_replayable"):
+            why = finding.request["not_replayable"]
+        elif finding.expectation is None:
+            why = "its check judges more than this one answer"
+        else:
+            finding.replay = {"by": "request"}
+            return
+        finding.replay = {"by": "check", "why": why}
 
     def profile_decision(self, exchange: Exchange, rule: str, ref: str, message: str) -> tuple[str, str, str]:
         """A disagreement whose answer shows a decision the profile can state, whatever the check: a product refused as
@@ -500,14 +534,14 @@ class Session:
             yield
         except Disagreement as found:
             self.disagree(found.exchange, rule=found.rule, ref=ref_for(found.rule), expected=found.expected,
-                          message=found.message)
+                          message=found.message, expectation=found.expectation)
         except Flaky as flaky:
             inner = [e for e in getattr(flaky, "exceptions", ()) if isinstance(e, Disagreement)]
             found = (seen or inner or [None])[0]
             if found is None:
                 raise
             self.disagree(found.exchange, rule=found.rule, ref=ref_for(found.rule), expected=found.expected,
-                          message=f"{found.message} ({NOT_REPRODUCIBLE}: the same case was answered otherwise when "
+                          expectation=found.expectation, message=f"{found.message} ({NOT_REPRODUCIBLE}: the same case was answered otherwise when "
                                   "sent again)")
 
     def rule_ref(self, rule: str) -> str:

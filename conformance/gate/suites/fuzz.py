@@ -36,7 +36,7 @@ from conformance.client import JSON_MEDIA_TYPE, PreparedRequest
 from validator.context import Context, today_in_oslo
 from validator.signing import SignableRequest, sign_request
 
-from ..model import Expected, check
+from ..model import DECLARED_ANSWER, Expected, check
 from ..session import Disagreement, Exchange, Session, TargetUnreachable, answer_of
 
 SIGNER_HEADERS = {"digest", "signature", "tpp-signature-certificate", "date"}
@@ -297,12 +297,12 @@ def send_case(session: Session, operation, case, *, negative: bool, context: Con
         what = "a schema-invalid request" if negative else "a generated request the validator refuses"
         raise Disagreement(exchange, expected.describe(), rule,
                            f"{what}: the validator expects {expected.describe()} ({expected.why}); the target "
-                           f"answered {exchange.answer.describe()}")
+                           f"answered {exchange.answer.describe()}", expected)
     _remember(session, case, request.target, response)
     problems = session.response_problems(exchange, _content_type(response))
     if problems:
         p = problems[0]
-        raise Disagreement(exchange, "an answer the spec declares", p.rule, f"response: {p.message}")
+        raise Disagreement(exchange, DECLARED_ANSWER, p.rule, f"response: {p.message}")
     return response
 
 

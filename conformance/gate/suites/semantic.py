@@ -47,7 +47,7 @@ from validator.context import Context, PaymentFacts
 from validator.findings import ERROR
 from validator.rules import catalogue
 
-from ..model import Expected, NotExercised, check
+from ..model import DECLARED_ANSWER, Expected, NotExercised, check
 from ..reasons import reason_problem, reason_unjudged
 from ..session import Disagreement, Exchange, Session, answer_of
 from .data import SEPA, sepa_body
@@ -191,7 +191,8 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
             rule = rule_id or (errors[0].rule if errors else CONTROL)
             raise Disagreement(exchange, expected.describe(), rule, f"{what}: the validator expects "
                                f"{expected.describe()} ({expected.why}); the target answered {exchange.answer.describe()}"
-                               + (reason_unjudged(response.content) if errors and response.status_code >= 400 else ""))
+                               + (reason_unjudged(response.content) if errors and response.status_code >= 400 else ""),
+                               expected)
         if response.status_code in http_refusals:
             return  # HTTP's own refusal (A33), not an answer of the interface's: its body is the server's
         if other_reason:
@@ -200,7 +201,7 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
         problems = session.response_problems(exchange)
         if problems:
             p = problems[0]
-            raise Disagreement(exchange, "an answer the spec declares", p.rule, f"response: {p.message}")
+            raise Disagreement(exchange, DECLARED_ANSWER, p.rule, f"response: {p.message}")
 
     with session.searching(seen, ref_for=lambda rule: ref if rule == rule_id else ""):
         search()
