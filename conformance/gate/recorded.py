@@ -87,7 +87,10 @@ def record(request: PreparedRequest, identities: Any, sent_at: _dt.datetime) -> 
                 out["date_offset"] = round(offset)
         altered += [f"absent:{name}" for name in SIGNATURE_HEADERS if name not in present]
         if who is not None and "signature" in present and "not_replayable" not in out:
-            again = _sign(request.method, request.target, headers, getattr(identities, who), date=date)
+            try:
+                again = _sign(request.method, request.target, headers, getattr(identities, who), date=date)
+            except ValueError as exc:   # a value no signature can cover (CR/LF), nothing to sign: the check's own
+                again = [("Signature", f"not signable: {exc}")]
             if _value(again, "signature") != _value(headers, "signature"):
                 out["not_replayable"] = ("its Signature is not the one its headers give (altered by the check): "
                                          "re-created by its check only")
@@ -130,7 +133,10 @@ def rebuild(recorded: dict[str, Any], identities: Any, now: _dt.datetime) -> Pre
     if "absent:digest" not in altered:
         headers = headers + [("Digest", str(recorded["digest"]) if "digest" in altered and "digest" in recorded
                               else compute_digest(body))]
-    headers = _sign(method, target, headers, identity, date=imf_fixdate(when))
+    try:
+        headers = _sign(method, target, headers, identity, date=imf_fixdate(when))
+    except ValueError as exc:
+        raise NotReplayable(f"the request cannot be signed again: {exc}") from None
     gone = {a.split(":", 1)[1] for a in altered if a.startswith("absent:")}
     headers = [(n, v) for n, v in headers if n.lower() not in gone]
     return PreparedRequest(method, target, headers, body)

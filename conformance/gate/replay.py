@@ -22,7 +22,7 @@ from typing import Any, Iterable
 from validator.context import DEFAULT_PROFILE, Profile
 from validator.spec import load_spec
 
-from .model import REGISTRY, Expected, Finding
+from .model import REGISTRY, SUITES, Expected, Finding
 from .recorded import NotReplayable, rebuild
 from .runner import RunOptions, run_checks
 from .session import Identities, Session
@@ -105,28 +105,34 @@ def replay(report: dict[str, Any], findings: list[dict], base_url: str, identiti
            profile: Profile | None = None, profile_path: str | None = None,
            max_connections: int = 10) -> list[Verdict]:
     """Replay ``findings`` (of ``report``) against ``base_url``: one verdict each, in report order."""
-    spec = load_spec()
-    session = Session(base_url, spec, profile or DEFAULT_PROFILE, identities, seed=int(report.get("seed", 0)),
-                      max_examples=int(report.get("max_examples", 10)), max_connections=max_connections)
     verdicts: dict[int, Verdict] = {}
     by_check: dict[str, list[int]] = {}
-    try:
-        for index, finding in enumerate(findings):
-            if (finding.get("replay") or {}).get("by") == "request":
-                verdicts[index] = _replay_request(session, finding)
-            else:
-                by_check.setdefault(finding["check"], []).append(index)
-    finally:
-        session.close()
-    for check_id, indices in by_check.items():
+    by_request: list[int] = []
+    for index, finding in enumerate(findings):
+        if (finding.get("replay") or {}).get("by") == "request":
+            by_request.append(index)
+        else:
+            by_check.setdefault(finding["check"], []).append(index)
+    # The checks first, in the run's order of suites: a Schemathesis suite's cases meet the target's state as in the
+    # run (the replayed requests create payments a duplicate check would then meet).
+    order = sorted(by_check, key=lambda c: SUITES.index(REGISTRY[c].suite) if c in REGISTRY else len(SUITES))
+    for check_id in order:
         rerun = _rerun(check_id, report, base_url, identities, profile_path, max_connections)
-        for index in indices:
+        for index in by_check[check_id]:
             finding = findings[index]
             why = (finding.get("replay") or {}).get("why") or "the report has no request to replay"
             if isinstance(rerun, str):
                 verdicts[index] = _of(finding, NOT_REPLAYABLE, f"{why}; re-running {check_id}: {rerun}", "check")
             else:
                 verdicts[index] = _verdict(finding, rerun, "check", f"{why}: re-ran {check_id}")
+    session = Session(base_url, load_spec(), profile or DEFAULT_PROFILE, identities,
+                      seed=int(report.get("seed", 0)), max_examples=int(report.get("max_examples", 10)),
+                      max_connections=max_connections)
+    try:
+        for index in by_request:
+            verdicts[index] = _replay_request(session, findings[index])
+    finally:
+        session.close()
     return [verdicts[i] for i in range(len(findings))]
 
 
