@@ -112,6 +112,8 @@ def _sign(method: str, target: str, headers: list[tuple[str, str]], identity: Id
 def rebuild(recorded: dict[str, Any], identities: Any, now: _dt.datetime) -> PreparedRequest:
     """The recorded request signed anew by the run's identity: a fresh Date, Digest, Signature and X-Request-ID,
     except what the check altered on purpose, which is re-created (see the module). Raises :class:`NotReplayable`."""
+    if not isinstance(recorded, dict):
+        raise NotReplayable("the report has no request to re-send")
     if recorded.get("not_replayable"):
         raise NotReplayable(recorded["not_replayable"])
     try:
@@ -119,17 +121,19 @@ def rebuild(recorded: dict[str, Any], identities: Any, now: _dt.datetime) -> Pre
         headers = [(str(n), str(v)) for n, v in recorded["headers"]]
         body = (base64.b64decode(recorded["body_base64"]) if "body_base64" in recorded
                 else str(recorded.get("body", "")).encode("utf-8"))
-        altered = set(recorded.get("altered", ()))
-    except (KeyError, TypeError, ValueError) as exc:
+        altered = {str(a) for a in recorded.get("altered", ())}
+        offset = _dt.timedelta(seconds=int(recorded.get("date_offset", 0)))
+        role = str(recorded.get("identity") or "tpp")
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise NotReplayable(f"the report's request is incomplete ({type(exc).__name__}: {exc})") from None
     if "x-request-id" not in altered:
         headers = [(n, str(uuid.uuid4()) if n.lower() == "x-request-id" else v) for n, v in headers]
     if not recorded.get("signed"):
         return PreparedRequest(method, target, headers, body)
-    identity = getattr(identities, recorded.get("identity") or "tpp", None)
+    identity = getattr(identities, role, None) if role in IDENTITIES else None
     if identity is None:
-        raise NotReplayable(f"signed by an identity the replay does not have ({recorded.get('identity')!r})")
-    when = now + _dt.timedelta(seconds=int(recorded.get("date_offset", 0))) if "date" in altered else now
+        raise NotReplayable(f"signed by an identity the replay does not have ({role!r})")
+    when = now + offset if "date" in altered else now
     if "absent:digest" not in altered:
         headers = headers + [("Digest", str(recorded["digest"]) if "digest" in altered and "digest" in recorded
                               else compute_digest(body))]

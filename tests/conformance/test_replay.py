@@ -155,3 +155,15 @@ def test_what_one_request_cannot_recreate_is_left_to_its_check(session, build, w
     assert why in recorded["not_replayable"]
     with pytest.raises(NotReplayable):
         rebuild(recorded, session.identities, session.now())
+
+
+def test_a_finding_edited_beyond_use_is_not_replayable(faulty_report, tmp_path):
+    data = json.loads(open(faulty_report, encoding="utf-8").read())
+    finding = next(f for f in data["findings"] if f["rule"] == "digest-mismatch")
+    finding["request"] = {"method": "POST", "headers": "not pairs", "date_offset": "soon"}
+    data["findings"] = [finding]
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    result, verdicts = _replay("--replay", str(path))
+    assert result.exit_code == 0, result.output
+    assert [v["status"] for v in verdicts] == ["not replayable"] and "incomplete" in verdicts[0]["detail"]
