@@ -541,7 +541,8 @@ class Session:
             if found is None:
                 raise
             self.disagree(found.exchange, rule=found.rule, ref=ref_for(found.rule), expected=found.expected,
-                          expectation=found.expectation, message=f"{found.message} ({NOT_REPRODUCIBLE}: the same case was answered otherwise when "
+                          expectation=found.expectation,
+                          message=f"{found.message} ({NOT_REPRODUCIBLE}: the same case was answered otherwise when "
                                   "sent again)")
 
     def rule_ref(self, rule: str) -> str:
