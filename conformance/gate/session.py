@@ -479,9 +479,12 @@ class Session:
     def replayable(self, finding: Finding, exchange: Exchange | None, expectation: Expected | None) -> None:
         """What a replay of the finding needs: its request (recorded.record), its judgement in machine form, and
         whether one request re-creates it or only its check, run again, does (and why)."""
-        issued = False
+        issued, unrecorded = False, ""
         if exchange is not None:
-            finding.request = record(exchange.request, self.identities, self.now())
+            try:
+                finding.request = record(exchange.request, self.identities, self.now())
+            except Exception as exc:  # noqa: BLE001 - a request no replay can hold must not break the check
+                unrecorded = f"its request could not be recorded ({type(exc).__name__}: {exc})"
             with self._lock:
                 issued = (self._named(exchange.request.target) != exchange.request.target
                           or self._named(exchange.request.body.decode("utf-8", "replace"))
@@ -496,6 +499,8 @@ class Session:
             why = "a scenario: its request depends on the steps before it"
         elif issued:
             why = "its request names a resource the target issued earlier in the run"
+        elif unrecorded:
+            why = unrecorded
         elif finding.request.get("not_replayable"):
             why = finding.request["not_replayable"]
         elif finding.expectation is None:
