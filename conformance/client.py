@@ -77,8 +77,11 @@ class PreparedRequest:
 class SignedClient:
     def __init__(self, base_url: str, identity: Identity | None, *, spec: Spec | None = None,
                  clock: Callable[[], _dt.datetime] | None = None, http: httpx.Client | None = None,
-                 timeout: float = 30.0, event_hooks: Mapping[str, list] | None = None) -> None:
+                 timeout: float = 30.0, event_hooks: Mapping[str, list] | None = None,
+                 extra_headers: tuple[tuple[str, str], ...] = ()) -> None:
         self.base_url = base_url.rstrip("/")
+        # Sent with every request unless it has the header already, never signed (a gateway's, such as an API key).
+        self.extra_headers = tuple(extra_headers)
         self.identity = identity
         self.spec = spec or load_spec()
         self.clock = clock or (lambda: _dt.datetime.now(_dt.timezone.utc))
@@ -104,6 +107,9 @@ class SignedClient:
 
     def _signed(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes, *, sign: bool,
                 digest: bool) -> PreparedRequest:
+        if self.extra_headers:
+            present = {n.lower() for n, _v in headers}
+            headers = list(headers) + [(n, v) for n, v in self.extra_headers if n.lower() not in present]
         if sign and self.identity is not None:
             signable = SignableRequest(method, target, headers, body if digest else None)
             signed = sign_request(signable, self.identity.key, self.identity.certificate, date=self.clock())

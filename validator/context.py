@@ -225,6 +225,14 @@ def build_profile_schema() -> dict:
                 "uniqueItems": True,
                 "items": {"title": "operation the document does not list", "enum": optional_operations(spec)},
             },
+            "gateway-headers": {
+                "description": "Headers a gateway in front of the implementation takes (an API key, a client id such as "
+                "X-IBM-Client-Id): never judged as not accepted, never signed. `obvalidate conform -H` adds the headers "
+                "it sends.",
+                "type": "array",
+                "uniqueItems": True,
+                "items": {"type": "string", "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
+            },
             "payment-baskets": {
                 "description": "A34: how many signing baskets a payment may be in: several (each basket 201), or one (a "
                 "basket naming a payment that is in another basket, not deleted, is 409 CONFLICT).",
@@ -348,6 +356,7 @@ class Profile:
     products_not_offered: tuple[str, ...] = ()  # A31: payment-service/payment-product
     absent_operations: frozenset[str] = frozenset()  # A15, A25: operations the document does not list
     payment_baskets: str = "several"  # A34
+    gateway_headers: frozenset[str] = frozenset()  # lower-case names of headers a gateway takes (never judged)
 
     @classmethod
     def from_mapping(cls, data: Any, source: str = "profile") -> "Profile":
@@ -382,6 +391,7 @@ class Profile:
             products_not_offered=tuple(data.get("products-not-offered", ())),
             absent_operations=frozenset(data.get("absent-operations", ())),
             payment_baskets=data.get("payment-baskets", "several"),
+            gateway_headers=frozenset(h.lower() for h in data.get("gateway-headers", ())),
         )
 
     @classmethod

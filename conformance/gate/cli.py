@@ -46,6 +46,22 @@ def _identities(cert, key, second_cert, second_key):
     return Identities(first, second)
 
 
+def _headers(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    from .pool import parse_header
+
+    headers = []
+    for text in values:
+        try:
+            headers.append(parse_header(text))
+        except ValueError as exc:
+            raise ConformUsageError(f"-H/--header: {exc}") from None
+    names = [n.lower() for n, _v in headers]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConformUsageError(f"-H/--header: {', '.join(twice)} given more than once")
+    return tuple(headers)
+
+
 class Progress:
     """A live line per check on a terminal; nothing otherwise."""
 
@@ -128,6 +144,18 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),
               help="Connections to the target open at once, for the whole run (kept alive and shared by every check; "
                    "with --workers, divided among them, at least one each). Keep it under the target's limit.")
+@click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+              help="A header the target's gateway needs (X-IBM-Client-Id: ...), sent on every request to the target "
+                   "(repeatable): never signed, never judged as not accepted.")
+@click.option("--rate-limit", type=click.FloatRange(0, min_open=True), metavar="N",
+              help="Requests per second for the whole run (workers included). A 429 is waited for (Retry-After, at "
+                   "most 60 s) and sent again, up to 3 times; then it is a rate-limited finding.")
+@click.option("--request-timeout", default=30.0, show_default=True, type=click.FloatRange(0, min_open=True),
+              metavar="S", help="Seconds to wait for an answer; a request without one is a request-timeout finding "
+                                "(once per operation) and the run goes on.")
+@click.option("--wait-for-target", type=click.FloatRange(0), metavar="S",
+              help="Poll the target until it answers, for at most S seconds (a server still starting), then run; "
+                   "exit 2 if it never answers.")
 @click.option("--report-dir", type=click.Path(file_okay=False),
               help="Write conform.json, conform.junit.xml, conform.html and coverage.json here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text", show_default=True,
@@ -149,8 +177,9 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
 @click.option("--finding", "finding_names", multiple=True, metavar="ID|FINGERPRINT",
               help="With --replay: only this finding (repeatable).")
 def conform(target: str, profile_path: str | None, suites: str, check_patterns: str, cert, key, second_cert, second_key,
-            max_examples: int, seed: int, workers: int, max_connections: int, report_dir: str | None, fmt: str,
-            faults: tuple[str, ...], baseline_path: str | None = None, write_baseline: str | None = None,
+            max_examples: int, seed: int, workers: int, max_connections: int, headers: tuple[str, ...],
+            rate_limit: float | None, request_timeout: float, wait_for_target: float | None, report_dir: str | None,
+            fmt: str, faults: tuple[str, ...], baseline_path: str | None = None, write_baseline: str | None = None,
             full_curl: bool = False, replay_path: str | None = None, finding_names: tuple[str, ...] = ()) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
 
@@ -167,7 +196,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     from . import report
     from .runner import RunOptions, run
     from .session import TargetUnreachable
-    from .target import REFERENCE, reachable, serving
+    from .target import REFERENCE, reachable, serving, wait_for
 
     chosen = _suites(suites)
     patterns = tuple(p.strip() for p in check_patterns.split(",") if p.strip())
@@ -177,6 +206,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
         if not selected(chosen, patterns):
             raise ConformUsageError(f"no check of the suites {', '.join(chosen)} matches {check_patterns!r}")
     identities = _identities(cert, key, second_cert, second_key)
+    gateway_headers = _headers(headers)
     if faults and target != REFERENCE:
         raise ConformUsageError("--fault applies to --target reference only")
     if target != REFERENCE and not target.startswith(("http://", "https://")):
@@ -197,12 +227,13 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     progress = Progress(sys.stderr.isatty() and fmt == "text")
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
-            problem = reachable(base_url)
+            problem = wait_for(base_url, wait_for_target) if wait_for_target is not None else reachable(base_url)
             if problem:
                 raise click.ClickException(problem)
             options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns,
                                  max_connections)
             options.full_curl = full_curl
+            options.headers, options.rate_limit, options.request_timeout = gateway_headers, rate_limit, request_timeout
             result = run(options, progress=progress)
     except TargetUnreachable as exc:
         progress.close()

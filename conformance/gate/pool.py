@@ -7,13 +7,24 @@ most ``max_connections`` connections (kept alive between requests; a request wai
 opening another): the signed clients of the checks (:meth:`ConnectionPool.client`, whose ``close`` leaves the pool
 open), the SCA page's browser, and Schemathesis' ``requests`` calls (:meth:`ConnectionPool.requests_session`, a
 ``requests`` adapter sending through the same pool). The run closes the pool at its end.
+
+A real environment sits behind a gateway, and the pool is where the gate meets it (:class:`Gateway`): the run's
+gateway headers (``-H``) go on every request to the target's origin, the run's rate limit spaces every request of
+every client, a 429 is waited for (its Retry-After) and sent again, and an answer that does not come within the
+request timeout is :class:`RequestTimeout` -- unless the target does not answer a cheap probe either, when it is the
+transport error it was (the target stopped answering).
 """
 from __future__ import annotations
 
+import email.utils
 import http.cookiejar
 import io
+import re
 import threading
+import time
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import requests
@@ -24,12 +35,178 @@ from urllib3._collections import HTTPHeaderDict
 
 DEFAULT_MAX_CONNECTIONS = 8
 TIMEOUT = 30.0
+# A 429 is sent again at most this many times, each after its Retry-After (at most MAX_RETRY_AFTER seconds; 1 s when
+# it gives none or one that cannot be read).
+RETRIES_429 = 3
+MAX_RETRY_AFTER = 60.0
+DEFAULT_RETRY_AFTER = 1.0
+PROBE_TIMEOUT = 5.0
+# RFC 9110 section 5.1: a field name is a token.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """A ``Name: value`` header as given to ``-H``; ValueError saying what is wrong with it."""
+    if any(c in text for c in "\r\n\0"):
+        raise ValueError(f"header {text!r} contains a line break or NUL")
+    name, colon, value = text.partition(":")
+    if not colon:
+        raise ValueError(f"header {text!r} is not 'Name: value' (no colon)")
+    if not _TOKEN.match(name):
+        raise ValueError(f"header name {name!r} is not an HTTP field name (a token: letters, digits, !#$%&'*+-.^_`|~)")
+    value = value.strip(" \t")
+    if any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F for c in value):
+        raise ValueError(f"header {name} has a control character in its value")
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError(f"header {name}'s value is not Latin-1 text, which HTTP/1.1 cannot send") from None
+    return name, value
+
+
+class Unanswered(Exception):
+    """A request of the run got no answer to judge (it timed out, or the target kept refusing it with 429): the
+    check ends, and the run reports it once per operation, as what it is, not as a rule's disagreement."""
+
+    rule = ""
+
+    def __init__(self, method: str, url: str, message: str) -> None:
+        super().__init__(message)
+        self.method, self.url, self.message = method, url, message
+
+
+class RequestTimeout(Unanswered):
+    rule = "request-timeout"
+
+
+class RateLimited(Unanswered):
+    rule = "rate-limited"
+
+
+class RateLimiter:
+    """At most ``per_second`` requests a second: each request starts at least 1/``per_second`` after the previous one
+    (thread-safe: the run's threads queue for their turn)."""
+
+    def __init__(self, per_second: float) -> None:
+        if per_second <= 0:
+            raise ValueError("a rate limit is a positive number of requests per second")
+        self.per_second = per_second
+        self.interval = 1.0 / per_second
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            at = max(now, self._next)
+            self._next = at + self.interval
+        if at > now:
+            time.sleep(at - now)
+
+
+def retry_after(value: str | None, now: float | None = None) -> float:
+    """The seconds a 429's Retry-After asks for (delay-seconds or an HTTP-date, RFC 9110 section 10.2.3), within
+    0..MAX_RETRY_AFTER; DEFAULT_RETRY_AFTER when absent or unreadable."""
+    if not value:
+        return DEFAULT_RETRY_AFTER
+    value = value.strip()
+    if value.isdigit():
+        return min(float(value), MAX_RETRY_AFTER)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return DEFAULT_RETRY_AFTER
+    if when is None or when.tzinfo is None:
+        return DEFAULT_RETRY_AFTER
+    seconds = when.timestamp() - (time.time() if now is None else now)
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+@dataclass(frozen=True)
+class GatewayOptions:
+    """How the run meets the target's gateway: headers for the target's origin, requests per second (None: no
+    limit), the request timeout in seconds."""
+
+    headers: tuple[tuple[str, str], ...] = ()
+    rate_limit: float | None = None
+    timeout: float = TIMEOUT
+
+
+def _origin(url: httpx.URL | str) -> tuple[str, str, int | None]:
+    parts = urlsplit(str(url))
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), port
+
+
+class Gateway(httpx.BaseTransport):
+    """The pool's transport as the run's clients see it (see the module's documentation)."""
+
+    def __init__(self, inner: httpx.BaseTransport, options: GatewayOptions, origin: str | None) -> None:
+        self.inner = inner
+        self.options = options
+        self.origin = _origin(origin) if origin else None
+        self.limiter = RateLimiter(options.rate_limit) if options.rate_limit else None
+        self.waited_429 = 0   # seconds spent waiting for Retry-After (the run's report may say it)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.options.headers and (self.origin is None or _origin(request.url) == self.origin):
+            for name, value in self.options.headers:   # the client's own value wins (a check may set one)
+                if name not in request.headers:
+                    request.headers[name] = value
+        for attempt in range(RETRIES_429 + 1):
+            if self.limiter is not None:
+                self.limiter.wait()
+            response = self._send(request)
+            if response.status_code != 429:
+                return response
+            if attempt == RETRIES_429:
+                response.read()
+                response.close()
+                raise RateLimited(request.method, str(request.url), (
+                    f"{request.method} {request.url.raw_path.decode('ascii', 'replace')} was answered 429 Too Many "
+                    f"Requests {RETRIES_429 + 1} times (each Retry-After waited for){self._limit_hint()}"))
+            wait = retry_after(response.headers.get("retry-after"))
+            response.read()
+            response.close()
+            self.waited_429 += wait
+            time.sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _limit_hint(self) -> str:
+        if self.options.rate_limit:
+            return f": the target's rate limit is below the run's --rate-limit {self.options.rate_limit:g}/s"
+        return ": the target limits the request rate; give the run a --rate-limit under it"
+
+    def _send(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return self.inner.handle_request(request)
+        except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:
+            if not self._answers(request):
+                raise   # the target stopped answering altogether: the transport error it is
+            raise RequestTimeout(request.method, str(request.url), (
+                f"{request.method} {request.url.raw_path.decode('ascii', 'replace')} got no answer within "
+                f"{self.options.timeout:g} s (--request-timeout); the target answers other requests")) from exc
+
+    def _answers(self, request: httpx.Request) -> bool:
+        """Whether the target answers a cheap request (GET of its origin's root) within a few seconds."""
+        probe = httpx.Request("GET", request.url.copy_with(raw_path=b"/"),
+                              extensions={"timeout": httpx.Timeout(min(PROBE_TIMEOUT, self.options.timeout)).as_dict()})
+        try:
+            answer = self.inner.handle_request(probe)
+            answer.read()
+            answer.close()
+        except httpx.HTTPError:
+            return False
+        return True
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 class _Borrowed(httpx.BaseTransport):
     """The pool as one client's transport: closing the client leaves the pool (the other clients') open."""
 
-    def __init__(self, pool: httpx.HTTPTransport) -> None:
+    def __init__(self, pool: httpx.BaseTransport) -> None:
         self.pool = pool
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -43,9 +220,10 @@ class PooledAdapter(requests.adapters.HTTPAdapter):
     """A ``requests`` adapter that sends through the run's httpx pool, the request's bytes as ``requests`` prepared
     them (no header added but Host and Content-Length, which ``requests`` sends too)."""
 
-    def __init__(self, pool: httpx.HTTPTransport) -> None:
+    def __init__(self, pool: httpx.BaseTransport, timeout: float = TIMEOUT) -> None:
         super().__init__(pool_connections=1, pool_maxsize=1)  # its own urllib3 pool is never used
         self.pool = pool
+        self.timeout = timeout
 
     def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
              verify: Any = True, cert: Any = None, proxies: Any = None) -> requests.Response:
@@ -55,7 +233,7 @@ class PooledAdapter(requests.adapters.HTTPAdapter):
         headers = [(name.encode("latin-1"), value.encode("latin-1") if isinstance(value, str) else bytes(value))
                    for name, value in request.headers.items() if name.lower() != "host"]
         outgoing = httpx.Request(request.method or "GET", request.url or "", headers=headers, content=content,
-                                 extensions={"timeout": _timeout(timeout).as_dict()})
+                                 extensions={"timeout": _timeout(timeout, self.timeout).as_dict()})
         try:
             answer = self.pool.handle_request(outgoing)
             try:
@@ -81,29 +259,34 @@ class PooledAdapter(requests.adapters.HTTPAdapter):
         return self.build_response(request, response)
 
 
-def _timeout(value: Any) -> httpx.Timeout:
+def _timeout(value: Any, default: float = TIMEOUT) -> httpx.Timeout:
     if isinstance(value, (int, float)):
         return httpx.Timeout(float(value))
     if isinstance(value, tuple) and len(value) == 2:
         return httpx.Timeout(value[1], connect=value[0])
-    return httpx.Timeout(TIMEOUT)
+    return httpx.Timeout(default)
 
 
 class ConnectionPool:
     """At most ``max_connections`` connections to the target open at once, kept alive, for every client of a run."""
 
-    def __init__(self, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+    def __init__(self, max_connections: int = DEFAULT_MAX_CONNECTIONS, gateway: GatewayOptions = GatewayOptions(),
+                 origin: str | None = None) -> None:
         if max_connections < 1:
             raise ValueError("a pool needs at least one connection")
         self.max_connections = max_connections
-        self.transport = httpx.HTTPTransport(limits=httpx.Limits(max_connections=max_connections,
-                                                                 max_keepalive_connections=max_connections))
+        self.gateway = gateway
+        self.timeout = gateway.timeout
+        self.transport = Gateway(httpx.HTTPTransport(limits=httpx.Limits(max_connections=max_connections,
+                                                                         max_keepalive_connections=max_connections)),
+                                 gateway, origin)
         self._lock = threading.Lock()
         self._requests: requests.Session | None = None
 
-    def client(self, *, timeout: float = TIMEOUT) -> httpx.Client:
-        """An httpx client over the pool (its own cookies; no redirects followed)."""
-        return httpx.Client(transport=_Borrowed(self.transport), timeout=timeout, follow_redirects=False)
+    def client(self, *, timeout: float | None = None) -> httpx.Client:
+        """An httpx client over the pool (its own cookies; no redirects followed; the run's request timeout)."""
+        return httpx.Client(transport=_Borrowed(self.transport), timeout=timeout or self.timeout,
+                            follow_redirects=False)
 
     def requests_session(self) -> requests.Session:
         """The ``requests`` session over the pool, for Schemathesis' calls: no cookies kept (each generated request
@@ -113,7 +296,10 @@ class ConnectionPool:
                 session = requests.Session()
                 session.trust_env = False
                 session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-                adapter = PooledAdapter(self.transport)
+                # The gateway headers as the session's: Schemathesis puts them in each case's request before the
+                # signer sees it, so the sent request (the oracle's, the curl's) carries them.
+                session.headers.update(dict(self.gateway.headers))
+                adapter = PooledAdapter(self.transport, self.timeout)
                 session.mount("http://", adapter)
                 session.mount("https://", adapter)
                 self._requests = session

@@ -3,6 +3,7 @@
     pytest -p conformance.gate.pytest_plugin --ob-target http://127.0.0.1:8080 [--ob-suite security,stateful]
            [--ob-check 'semantic:amount-*'] [--ob-max-examples 10] [--ob-seed 0] [--ob-profile F]
            [--ob-cert C --ob-key K] [--ob-max-connections 8]
+           [--ob-header 'Name: value' ...] [--ob-rate-limit N] [--ob-request-timeout S]
 
 ``--ob-target reference`` starts the bundled reference sandbox for the session. Without ``--ob-target`` the plugin
 adds nothing. A check with findings fails with each finding (rule, section, expected and actual answer, curl
@@ -27,6 +28,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ob-profile", default=None, help="Implementer profile (YAML).")
     group.addoption("--ob-cert", default=None, help="TPP certificate (PEM); throwaway identities without it.")
     group.addoption("--ob-key", default=None, help="Its private key (PEM).")
+    group.addoption("--ob-header", action="append", default=[], metavar="'Name: value'",
+                    help="A gateway header sent on every request (repeatable); never signed, never judged.")
+    group.addoption("--ob-rate-limit", type=float, default=None, help="Requests per second, for the session.")
+    group.addoption("--ob-request-timeout", type=float, default=None, help="Seconds to wait for an answer (30).")
+
+
+def gateway_options(opt):
+    """The session's gateway options (pool.py) from the --ob-header, --ob-rate-limit and --ob-request-timeout."""
+    from .pool import TIMEOUT, GatewayOptions, parse_header
+
+    try:
+        headers = tuple(parse_header(h) for h in opt("--ob-header"))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--ob-header: {exc}") from None
+    rate, timeout = opt("--ob-rate-limit"), opt("--ob-request-timeout")
+    if (rate is not None and rate <= 0) or (timeout is not None and timeout <= 0):
+        raise pytest.UsageError("--ob-rate-limit and --ob-request-timeout are positive numbers")
+    return GatewayOptions(headers, rate, timeout or TIMEOUT)
 
 
 class _Run:
@@ -55,7 +74,7 @@ class _Run:
                 identities = Identities(Identity.from_files(opt("--ob-key"), opt("--ob-cert")), identities.other)
             limit = {"max_connections": opt("--ob-max-connections")} if opt("--ob-max-connections") else {}
             self.session = Session(base_url, load_spec(), profile, identities, seed=opt("--ob-seed"),
-                                   max_examples=opt("--ob-max-examples"), **limit)
+                                   max_examples=opt("--ob-max-examples"), gateway=gateway_options(opt), **limit)
         return self.session
 
     def close(self) -> None:
@@ -76,10 +95,14 @@ class CheckItem(pytest.Item):
 
         session = self.run.get()
         session.begin(self.check.suite, self.check.id)
+        from .pool import Unanswered
+
         try:
             self.check(session)
         except NotExercised as why:
             pytest.skip(f"not exercised: {why}")
+        except Unanswered as problem:  # a timeout or a 429 that did not pass: its finding (once per operation)
+            session.unanswered(problem)
         findings = [f for (check_id, _op), o in session.outcomes.items() if check_id == self.check.id
                     for f in o.findings]
         if findings:

@@ -20,7 +20,7 @@ from validator.spec import Spec, load_spec
 from . import suites as _suites  # noqa: F401 - importing the suites registers their checks
 from .baseline import Baseline
 from .model import REGISTRY, SUITES, Check, Finding, NotExercised, Outcome
-from .pool import DEFAULT_MAX_CONNECTIONS
+from .pool import DEFAULT_MAX_CONNECTIONS, TIMEOUT, GatewayOptions, Unanswered
 from .session import Identities, Session, TargetUnreachable
 
 # Suites whose generated cases may reset the sandbox's state (initializeSandbox) or run its batch.
@@ -40,6 +40,14 @@ class RunOptions:
     checks: tuple[str, ...] = ()       # fnmatch patterns of check ids; none: every check of the suites
     max_connections: int = DEFAULT_MAX_CONNECTIONS  # connections to the target open at once, for the whole run
     full_curl: bool = False            # the findings' curls carry the certificate (--full-curl)
+    # The target's gateway (pool.py): headers sent on every request, requests per second for the whole run (None: no
+    # limit), seconds to wait for an answer.
+    headers: tuple[tuple[str, str], ...] = ()
+    rate_limit: float | None = None
+    request_timeout: float = TIMEOUT
+
+    def gateway(self) -> GatewayOptions:
+        return GatewayOptions(self.headers, self.rate_limit, self.request_timeout)
 
 
 @dataclass
@@ -85,7 +93,8 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
     spec = spec or load_spec()
     session = Session(options.base_url, spec, _profile(options.profile_path),
                       options.identities or Identities.throwaway(), seed=options.seed,
-                      max_examples=options.max_examples, max_connections=options.max_connections)
+                      max_examples=options.max_examples, max_connections=options.max_connections,
+                      gateway=options.gateway())
     session.full_curl = options.full_curl
     result = RunResult(options.base_url, options)
     started = time.perf_counter()
@@ -103,6 +112,8 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
                 outcome.status, outcome.reason = "not-exercised", str(why)
             except TargetUnreachable:
                 raise
+            except Unanswered as problem:  # a timeout or a 429 that did not pass: its own finding, the run goes on
+                session.unanswered(problem)
             except Exception as exc:  # a defect of the check itself: reported, never a traceback to the user
                 outcome = session.outcome("-")
                 outcome.status = "error"
@@ -152,6 +163,12 @@ def worker_connections(max_connections: int, workers: int, suites: int) -> int:
     return max(1, max_connections // max(1, min(workers, suites)))
 
 
+def worker_rate(rate_limit: float | None, workers: int, suites: int) -> float | None:
+    """Each worker's share of the run's requests per second, divided as the connections are: the run's workers
+    together never send more than ``rate_limit`` a second."""
+    return None if rate_limit is None else rate_limit / max(1, min(workers, suites))
+
+
 def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
     """Run the chosen suites; with ``workers`` > 1 each suite runs in a worker process."""
     options.identities = options.identities or Identities.throwaway()
@@ -162,7 +179,9 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
     pems = (_pem(options.identities.tpp), _pem(options.identities.other))
     # The connection limit holds for the run: each worker gets its share (at least one connection).
     plain = RunOptions(options.base_url, suites, options.profile_path, None, options.seed, options.max_examples, 1,
-                       options.checks, worker_connections(options.max_connections, options.workers, len(suites)))
+                       options.checks, worker_connections(options.max_connections, options.workers, len(suites)),
+                       headers=options.headers, rate_limit=worker_rate(options.rate_limit, options.workers, len(suites)),
+                       request_timeout=options.request_timeout)
     plain.full_curl = options.full_curl
     import multiprocessing
 
@@ -184,6 +203,7 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
                 result.exercised_refs |= part.exercised_refs
                 result.error_bodies += part.error_bodies
     _one_error_body_finding(result)
+    _one_unanswered_finding(result)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -202,3 +222,23 @@ def _one_error_body_finding(result: RunResult) -> None:
         outcome.findings.remove(finding)
         if not outcome.findings and outcome.status == "failed":
             outcome.status = "passed"
+
+
+def _one_unanswered_finding(result: RunResult) -> None:
+    """The worker processes' timeout and rate-limit findings as the run's: one per rule and operation (the first;
+    the other checks that met it were not exercised)."""
+    from .pool import RateLimited, RequestTimeout
+
+    first: dict[tuple[str, str], str] = {}
+    for outcome in result.outcomes:
+        for finding in list(outcome.findings):
+            if finding.rule not in (RequestTimeout.rule, RateLimited.rule):
+                continue
+            key = (finding.rule, finding.operation)
+            if key not in first:
+                first[key] = finding.check
+                continue
+            outcome.findings.remove(finding)
+            if not outcome.findings:
+                outcome.status = "not-exercised"
+                outcome.reason = f"{finding.message} (reported once, under {first[key]})"

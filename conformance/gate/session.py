@@ -33,7 +33,7 @@ from validator.spec import Spec
 
 from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, Answer, Expected, Finding, NotExercised,
                     Outcome, bounded_headers, fingerprint, printable, reason)
-from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool
+from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool, GatewayOptions, Unanswered
 from .recorded import record
 from .responses import ERROR_BODY_RULE, LINK_RULES, ResponseKinds, ResponseProblem
 
@@ -152,6 +152,7 @@ class Session:
     max_examples: int = 10
     max_connections: int = DEFAULT_MAX_CONNECTIONS   # the run's connections to the target open at once (pool.py)
     full_curl: bool = False   # the findings' curls carry the certificate and long headers (conform --full-curl)
+    gateway: GatewayOptions = GatewayOptions()       # headers, rate limit and request timeout of the run (pool.py)
     outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
     exercised_rules: set[str] = field(default_factory=set)
     exercised_refs: set[str] = field(default_factory=set)
@@ -169,6 +170,9 @@ class Session:
     _links_reported: set[tuple[str, str, str]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
+        if self.gateway.headers:  # the oracle knows the run's gateway headers: never "not accepted"
+            self.profile = self.profile._replace(gateway_headers=self.profile.gateway_headers | frozenset(
+                name.lower() for name, _value in self.gateway.headers))
         self.validator = Validator(spec=self.spec, profile=self.profile)
         self.responses = ResponseKinds(self.spec, Validator(spec=self.spec, profile=self.profile), self.profile,
                                        base_path=urlsplit(self.base_url).path)
@@ -176,7 +180,8 @@ class Session:
         self._lock = threading.Lock()
         self._error_body_lock = threading.Lock()
         self._clients: list[SignedClient] = []
-        self.pool = ConnectionPool(self.max_connections)
+        self.pool = ConnectionPool(self.max_connections, self.gateway, origin=self.base_url)
+        self._unanswered: dict[tuple[str, str], str] = {}   # (rule, operation) -> the check that reported it
 
     # ---- clock and clients ----
     @staticmethod
@@ -190,7 +195,7 @@ class Session:
                clock: Callable[[], _dt.datetime] | None = None) -> SignedClient:
         """A signed client of one of the run's TPPs, sending through the run's pool (closed at the end of the run)."""
         client = SignedClient(self.base_url, identity or getattr(self.identities, who), spec=self.spec,
-                              clock=clock or self.now, http=self.pool.client())
+                              clock=clock or self.now, http=self.pool.client(), extra_headers=self.gateway.headers)
         with self._lock:
             self._clients.append(client)
         return client
@@ -211,6 +216,37 @@ class Session:
             if key not in self.outcomes:
                 self.outcomes[key] = Outcome(suite, check_id, operation)
             return self.outcomes[key]
+
+    def unanswered(self, problem: Unanswered) -> None:
+        """A request of the running check got no answer to judge (pool.py): the check ends. The first time for its
+        rule and operation it is a finding of its own class; later, the check was not exercised (one finding per
+        operation, however many checks meet it)."""
+        path = urlsplit(problem.url).path
+        base = urlsplit(self.base_url).path.rstrip("/")
+        if base and path.startswith(base):
+            path = path[len(base):] or "/"
+        operation = self.resolve(problem.method, path) or f"{problem.method} {path}"
+        suite, check_id = self._check
+        with self._lock:
+            first = self._unanswered.setdefault((problem.rule, operation), check_id)
+        if first != check_id:
+            outcome = self.outcome(operation)
+            if outcome.status != "failed":
+                outcome.status = "not-exercised"
+                outcome.reason = f"{problem.message} (reported once, under {first})"
+            return
+        if problem.rule == "request-timeout":
+            expected = f"an answer within {self.gateway.timeout:g} s"
+            actual = f"no answer within {self.gateway.timeout:g} s"
+        else:
+            expected = "an answer other than 429 after Retry-After"
+            actual = "429 Too Many Requests (rate limited)"
+        finding = Finding(suite, check_id, operation, problem.rule, "", problem.message, expected, actual, "",
+                          self.seed, "", {})
+        outcome = self.outcome(operation)
+        with self._lock:
+            outcome.findings.append(finding)
+            outcome.status = "failed"
 
     # ---- sending ----
     def send(self, client: SignedClient, request: PreparedRequest, operation: str, *,
@@ -544,6 +580,9 @@ class Session:
             inner = [e for e in getattr(flaky, "exceptions", ()) if isinstance(e, Disagreement)]
             found = (seen or inner or [None])[0]
             if found is None:
+                unanswered = [e for e in getattr(flaky, "exceptions", ()) if isinstance(e, Unanswered)]
+                if unanswered:  # a timeout the replay did not meet again is still the timeout it was
+                    raise unanswered[0] from None
                 raise
             self.disagree(found.exchange, rule=found.rule, ref=ref_for(found.rule), expected=found.expected,
                           expectation=found.expectation,

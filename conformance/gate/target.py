@@ -6,7 +6,7 @@ import contextlib
 import socket
 import threading
 import time
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import httpx
 
@@ -70,3 +70,20 @@ def reachable(base_url: str, timeout: float = 10.0) -> str | None:
     except httpx.HTTPError as exc:
         return f"{base_url} is not reachable: {type(exc).__name__}: {exc}"
     return None
+
+
+def wait_for(base_url: str, seconds: float, *, interval: float = 0.5,
+             problem_of: Callable[[str, float], str | None] | None = None) -> str | None:
+    """Poll ``base_url`` until something answers HTTP there: None once it does, else (after ``seconds``) why not.
+    ``problem_of`` is how one poll is made (default :func:`reachable`, with what is left of the time as timeout)."""
+    problem_of = problem_of or (lambda url, timeout: reachable(url, timeout=timeout))
+    deadline = time.monotonic() + seconds
+    while True:
+        left = deadline - time.monotonic()
+        problem = problem_of(base_url, max(0.1, min(left, 5.0)))
+        if problem is None:
+            return None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return f"{problem} (waited {seconds:g} s: --wait-for-target)"
+        time.sleep(min(interval, left))

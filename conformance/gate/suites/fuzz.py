@@ -51,7 +51,6 @@ STATE_CODES = ("RESOURCE_UNKNOWN", "RESOURCE_EXPIRED", "STATUS_INVALID", "CONFLI
 ID_PARAMETERS = ("paymentId", "basketId", "authorisationId")
 HEALTH = list(HealthCheck)
 NEGATIVE_COVERAGE_PER_EXAMPLE = 3   # coverage-phase cases per operation, per --max-examples
-HTTP_TIMEOUT = 30
 
 
 # ---------------------------------------------------------------- custom formats (from the spec-driven generators)
@@ -260,7 +259,7 @@ def signed_call(session: Session, operation, case, *, negative: bool = False) ->
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            response = case.call(auth=auth, session=session.pool.requests_session(), timeout=HTTP_TIMEOUT,
+            response = case.call(auth=auth, session=session.pool.requests_session(), timeout=session.pool.timeout,
                                  allow_redirects=False)
     except (ValueError, UnicodeError, requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL):
         return None  # a case the HTTP stack or the signer cannot send as is (CR/LF in a header)

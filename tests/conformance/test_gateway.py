@@ -1,0 +1,252 @@
+"""Issue 18, the gateway in front of a real environment: -H headers arrive on every request (never signed, never
+judged), the rate limit holds as the target's server measures it, a 429 is waited for (Retry-After) and sent again, a
+request that hangs is a request-timeout finding while the run goes on, and --wait-for-target waits for a server that
+starts late (exit 2 for one that never does). The target is the reference sandbox behind an ASGI layer that records
+what arrives and plays the gateway."""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import email.utils
+import re
+import socket
+import threading
+import time
+
+import pytest
+import uvicorn
+from click.testing import CliRunner
+
+from conformance.gate.cli import conform
+from conformance.gate.pool import MAX_RETRY_AFTER, parse_header, retry_after
+from conformance.gate.runner import RunOptions, run, worker_rate
+from conformance.gate.session import Identities
+from conformance.gate.target import ReferenceServer
+
+from gate_helpers import describe
+
+CLIENT_ID = ("X-IBM-Client-Id", "6f1c2b0e-obvalidate")
+STATUS_PATH = re.compile(r"^/v1/payments/[^/]+/[^/]+/status$")
+
+
+@pytest.fixture(scope="module")
+def identities() -> Identities:
+    return Identities.throwaway()
+
+
+class Gateway:
+    """An ASGI layer in front of the sandbox: records each request (arrival time, method, path, headers) and answers
+    itself where ``answer(method, path, seen)`` says (status, headers) or hangs (``"hang"``), else passes it on."""
+
+    def __init__(self, app, answer=None) -> None:
+        self.app, self.answer = app, answer
+        self.seen: list[tuple[float, str, str, dict[str, str]]] = []
+        self.lock = threading.Lock()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            with self.lock:
+                self.seen.append((time.monotonic(), scope["method"], scope["path"], headers))
+                seen = list(self.seen)
+            answered = self.answer(scope["method"], scope["path"], seen) if self.answer else None
+            if answered == "hang":
+                await asyncio.sleep(8)  # longer than the run's timeout; uvicorn ends it with the server
+                return
+            if answered is not None:
+                status, extra = answered
+                await send({"type": "http.response.start", "status": status, "headers": [
+                    (b"content-type", b"application/json"), (b"content-length", b"2"),
+                    *((k.encode(), v.encode()) for k, v in extra.items())]})
+                await send({"type": "http.response.body", "body": b"{}"})
+                return
+        await self.app(scope, receive, send)
+
+
+def serve(answer=None, port: int | None = None) -> tuple[ReferenceServer, Gateway]:
+    server = ReferenceServer()
+    layer = Gateway(server.app, answer)
+    server.port = port or server.port
+    server.server = uvicorn.Server(uvicorn.Config(layer, host="127.0.0.1", port=server.port, log_level="error",
+                                                  access_log=False, lifespan="off", timeout_graceful_shutdown=1))
+    server.thread = threading.Thread(target=server.server.run, daemon=True)
+    return server, layer
+
+
+def gate(server, identities, **options):
+    try:
+        return run(RunOptions(server.url, identities=identities, max_examples=1, **options))
+    finally:
+        server.stop()
+
+
+# ---------------------------------------------------------------- -H
+def test_gateway_headers_arrive_on_every_request_unsigned_and_unjudged(identities):
+    """Every suite's requests (the signed clients, Schemathesis' cases, the SCA page's browser) carry the -H header;
+    the Signature does not cover it; the oracle does not judge it (a clean run against the faithful sandbox)."""
+    server, layer = serve()
+    result = gate(server.start(), identities, headers=(CLIENT_ID,),
+                  checks=("schema:*", "negative:unsupported-methods", "security:unsigned", "semantic:valid-control",
+                          "semantic:header-not-accepted", "stateful:lifecycle"))
+    assert not result.findings, describe(result)
+    assert len(layer.seen) > 50
+    missing = [(m, p) for _t, m, p, h in layer.seen if h.get(CLIENT_ID[0].lower()) != CLIENT_ID[1]]
+    assert not missing, f"requests without the gateway header: {missing[:5]}"
+    assert any(p.startswith("/sca/") or "sca" in p for _t, _m, p, _h in layer.seen), "the SCA page was not walked"
+    signatures = [h["signature"] for _t, _m, _p, h in layer.seen if "signature" in h]
+    assert signatures and not any("x-ibm-client-id" in s.lower() for s in signatures)
+
+
+def test_the_oracle_knows_a_gateway_header_and_judges_another_unknown_one(identities):
+    """The same run without -H but with the header put in by a hand-made request would be 'not accepted': the
+    validator with the header among the profile's gateway headers says nothing of it."""
+    from validator.context import DEFAULT_PROFILE
+    from validator.request import parse_envelope, request_findings
+    from validator import Validator
+
+    envelope = {"method": "GET", "path": "/v1/sandbox/customers", "headers": {CLIENT_ID[0]: CLIENT_ID[1]}}
+    plain = Validator(profile=DEFAULT_PROFILE)
+    gatewayed = Validator(profile=DEFAULT_PROFILE._replace(gateway_headers=frozenset({"x-ibm-client-id"})))
+    assert "header-not-accepted" in {f.rule for f in request_findings(plain, parse_envelope(envelope))}
+    assert "header-not-accepted" not in {f.rule for f in request_findings(gatewayed, parse_envelope(envelope))}
+
+
+@pytest.mark.parametrize("text, words", [
+    ("X-IBM-Client-Id", "no colon"),
+    ("X IBM: 1", "not an HTTP field name"),
+    (": 1", "not an HTTP field name"),
+    ("X-A: 1\r\nX-B: 2", "line break"),
+    ("X-A: \x01", "control character"),
+])
+def test_a_malformed_header_is_a_usage_error(text, words):
+    with pytest.raises(ValueError, match=words):
+        parse_header(text)
+    outcome = CliRunner().invoke(conform, ["--target", "http://127.0.0.1:9", "-H", text])
+    assert outcome.exit_code == 2 and words in outcome.output, outcome.output
+
+
+def test_a_header_given_twice_is_a_usage_error():
+    outcome = CliRunner().invoke(conform, ["--target", "http://127.0.0.1:9", "-H", "X-A: 1", "-H", "x-a: 2"])
+    assert outcome.exit_code == 2 and "x-a given more than once" in outcome.output, outcome.output
+    assert parse_header("X-IBM-Client-Id:  abc ") == ("X-IBM-Client-Id", "abc")
+
+
+# ---------------------------------------------------------------- --rate-limit
+def test_the_rate_limit_holds_as_the_target_measures_it(identities):
+    """At 20 requests a second, no second of the run (as the server saw the arrivals) holds more than 20 and a
+    little jitter; without the limit the same checks go several times faster than that."""
+    server, layer = serve()
+    result = gate(server.start(), identities, rate_limit=20.0,
+                  checks=("security:*", "stateful:lifecycle", "stateful:cancellation"))
+    assert not result.findings, describe(result)
+    arrivals = sorted(t for t, *_rest in layer.seen)
+    assert len(arrivals) >= 40  # more than a second's worth at the limit, many at the sandbox's own pace
+    busiest = max(sum(1 for u in arrivals[i:] if u - t < 1.0) for i, t in enumerate(arrivals))
+    assert busiest <= 25, f"{busiest} requests within one second at --rate-limit 20"
+    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) / 20 * 0.8
+
+
+def test_workers_share_the_rate_limit():
+    assert worker_rate(None, 4, 5) is None
+    assert worker_rate(20.0, 1, 5) == 20.0
+    assert worker_rate(20.0, 4, 5) == 5.0
+    assert worker_rate(20.0, 8, 2) == 10.0
+
+
+# ---------------------------------------------------------------- 429 and Retry-After
+def test_a_429_is_waited_for_and_sent_again(identities):
+    """The gateway answers the first status read 429 with Retry-After: 1, then lets requests pass: the gate sends it
+    again after a second, and the run is clean."""
+    refused: list[float] = []
+
+    def answer(method, path, seen):
+        if method == "GET" and STATUS_PATH.match(path) and not refused:
+            refused.append(seen[-1][0])
+            return 429, {"retry-after": "1"}
+        return None
+
+    server, layer = serve(answer)
+    result = gate(server.start(), identities, checks=("stateful:lifecycle",))
+    assert not result.findings, describe(result)
+    assert refused, "no status read reached the gateway"
+    later = [t for t, m, p, _h in layer.seen if t > refused[0] and m == "GET" and STATUS_PATH.match(p)]
+    assert later and later[0] - refused[0] >= 0.9, "the 429 was not waited for"
+
+
+def test_a_429_that_does_not_pass_is_a_rate_limited_finding(identities):
+    """A gateway that keeps answering 429 (Retry-After: 0) on one operation: after 3 retries it is one rate-limited
+    finding for that operation, naming the rate limit, and the other checks run on."""
+    def answer(method, path, seen):
+        return (429, {"retry-after": "0"}) if method == "GET" and STATUS_PATH.match(path) else None
+
+    server, layer = serve(answer)
+    result = gate(server.start(), identities, checks=("stateful:lifecycle", "stateful:cancellation",
+                                                      "security:unsigned"))
+    limited = [f for f in result.findings if f.rule == "rate-limited"]
+    assert [f.operation for f in limited] == ["getPaymentStatus"], describe(result)
+    assert "429" in limited[0].message and "--rate-limit" in limited[0].message
+    assert all(f.rule == "rate-limited" for f in result.findings), describe(result)
+    statuses = [p for _t, m, p, _h in layer.seen if m == "GET" and STATUS_PATH.match(p)]
+    assert len(statuses) % 4 == 0 and statuses  # each read sent once and retried three times
+    assert any(o.check == "security:unsigned" and o.status == "passed" for o in result.outcomes)
+
+
+def test_retry_after_as_seconds_or_date_within_bounds():
+    now = time.time()
+    date = email.utils.format_datetime(dt.datetime.fromtimestamp(now + 5, dt.timezone.utc), usegmt=True)
+    assert retry_after("2") == 2.0
+    assert 3.5 <= retry_after(date, now) <= 5.0
+    assert retry_after("86400") == MAX_RETRY_AFTER
+    assert retry_after(email.utils.format_datetime(dt.datetime(2001, 1, 1, tzinfo=dt.timezone.utc), usegmt=True)) == 0
+    assert retry_after(None) == retry_after("soon") == 1.0
+
+
+# ---------------------------------------------------------------- --request-timeout
+def test_a_hung_operation_is_a_request_timeout_finding_and_the_run_goes_on(identities):
+    """The gateway never answers status reads: with a 1 s timeout, getPaymentStatus is one request-timeout finding
+    (not 'the target stopped answering', not a crash), the other checks pass."""
+    def answer(method, path, seen):
+        return "hang" if method == "GET" and STATUS_PATH.match(path) else None
+
+    server, _layer = serve(answer)
+    started = time.monotonic()
+    result = gate(server.start(), identities, request_timeout=1.0,
+                  checks=("stateful:lifecycle", "stateful:cancellation", "security:unsigned"))
+    timeouts = [f for f in result.findings if f.rule == "request-timeout"]
+    assert [f.operation for f in timeouts] == ["getPaymentStatus"], describe(result)
+    assert "1 s" in timeouts[0].message and timeouts[0].actual == "no answer within 1 s"
+    assert not [o for o in result.outcomes if o.status == "error"]
+    assert any(o.check == "security:unsigned" and o.status == "passed" for o in result.outcomes)
+    assert time.monotonic() - started < 30
+
+
+# ---------------------------------------------------------------- --wait-for-target
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_wait_for_target_waits_for_a_server_that_starts_late():
+    port = _free_port()
+    server, layer = serve(port=port)
+    starter = threading.Timer(1.5, server.start)
+    starter.start()
+    try:
+        outcome = CliRunner().invoke(conform, ["--target", f"http://127.0.0.1:{port}", "--wait-for-target", "30",
+                                               "--check", "security:unsigned", "--max-examples", "1"])
+    finally:
+        starter.join()
+        server.stop()
+    assert outcome.exit_code == 0, outcome.output
+    assert layer.seen
+
+
+def test_wait_for_target_exits_2_for_a_server_that_never_starts():
+    port = _free_port()
+    started = time.monotonic()
+    outcome = CliRunner().invoke(conform, ["--target", f"http://127.0.0.1:{port}", "--wait-for-target", "1.5",
+                                           "--check", "security:unsigned"])
+    assert outcome.exit_code == 2
+    assert "not reachable" in outcome.output and "--wait-for-target" in outcome.output, outcome.output
+    assert time.monotonic() - started >= 1.5
