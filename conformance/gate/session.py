@@ -96,14 +96,29 @@ def _left_out(name: str, value: str) -> str:
     return f'"${{{variable}:?{note}}}"'
 
 
-def curl(base_url: str, request: PreparedRequest, *, full: bool = False) -> str:
+def _gateway_value(name: str) -> str:
+    """A shell word standing for a gateway header's value (``-H``): an environment variable the reader sets, so a
+    report shared as a CI artifact carries no API key or client id."""
+    variable = re.sub(r"[^A-Z0-9]+", "_", name.upper()).strip("_") or "HEADER"
+    if variable[0].isdigit():
+        variable = "H_" + variable
+    return f'"${{{variable}:?set {variable} to the {name} value given with -H}}"'
+
+
+def curl(base_url: str, request: PreparedRequest, gateway: tuple[tuple[str, str], ...] = (), *,
+         full: bool = False) -> str:
     """A curl command sending the request as it was sent: signature headers included, no private key (the Date and
     Signature are the original ones, so a target with a Date window answers a late replay as stale). The
     certificate and any header over :data:`LONG_HEADER` characters are left out (:func:`_left_out`) unless ``full``
-    (``conform --full-curl``: a command to paste as it is, certificate included)."""
+    (``conform --full-curl``: a command to paste as it is, certificate included); the run's ``gateway`` headers (the
+    pool sends them on every request) stand as environment variables."""
     parts = ["curl", "-sS", "-i", "-X", request.method, shlex.quote(base_url + request.target)]
-    for name, value in request.headers:
-        if not full and (name.lower() in LEFT_OUT_HEADERS or len(value) > LONG_HEADER):
+    names = {n.lower() for n, _v in request.headers}
+    hidden = {n.lower() for n, _v in gateway}
+    for name, value in list(request.headers) + [(n, v) for n, v in gateway if n.lower() not in names]:
+        if name.lower() in hidden:
+            parts += ["-H", shlex.quote(f"{name}: ") + _gateway_value(name)]
+        elif not full and (name.lower() in LEFT_OUT_HEADERS or len(value) > LONG_HEADER):
             parts += ["-H", shlex.quote(f"{name}: ") + _left_out(name, value)]
         else:
             parts += ["-H", shlex.quote(f"{name}: {value}")]
@@ -500,7 +515,9 @@ class Session:
         # a finding about several answers (pages, concurrent creations) has no one answer: the message says them
         described = actual.describe() if exchange is not None or response is not None else "as the message says"
         finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, described,
-                          actual.excerpt, self.seed, curl(self.base_url, exchange.request, full=self.full_curl) if exchange else "",
+                          actual.excerpt, self.seed,
+                          curl(self.base_url, exchange.request, self.gateway.headers, full=self.full_curl)
+                          if exchange else "",
                           dict(actual.headers))
         # the ids this target issued named by kind, so the same defect has the same fingerprint in every run
         with self._lock:

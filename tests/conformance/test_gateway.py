@@ -111,6 +111,19 @@ def test_the_oracle_knows_a_gateway_header_and_judges_another_unknown_one(identi
     assert "header-not-accepted" not in {f.rule for f in request_findings(gatewayed, parse_envelope(envelope))}
 
 
+def test_a_finding_s_curl_sends_the_gateway_header_from_the_environment(identities):
+    """A finding's curl carries the -H header, once, as an environment variable (no API key in a shared report)."""
+    def answer(method, path, seen):  # every unsigned request accepted: security:unsigned disagrees
+        return (201, {}) if "signature" not in seen[-1][3] else None
+
+    server, _layer = serve(answer)
+    result = gate(server.start(), identities, headers=(CLIENT_ID,), checks=("security:unsigned",))
+    assert result.findings, describe(result)
+    for finding in result.findings:
+        assert '-H \'X-IBM-Client-Id: \'"${X_IBM_CLIENT_ID:?' in finding.curl, finding.curl
+        assert CLIENT_ID[1] not in finding.curl and finding.curl.lower().count("-h 'x-ibm-client-id:") == 1
+
+
 @pytest.mark.parametrize("text, words", [
     ("X-IBM-Client-Id", "no colon"),
     ("X IBM: 1", "not an HTTP field name"),
