@@ -78,10 +78,11 @@ class SignedClient:
     def __init__(self, base_url: str, identity: Identity | None, *, spec: Spec | None = None,
                  clock: Callable[[], _dt.datetime] | None = None, http: httpx.Client | None = None,
                  timeout: float = 30.0, event_hooks: Mapping[str, list] | None = None,
-                 extra_headers: tuple[tuple[str, str], ...] = ()) -> None:
+                 extra_headers: tuple[tuple[str, str], ...] = (), also_signed: tuple[str, ...] = ()) -> None:
         self.base_url = base_url.rstrip("/")
         # Sent with every request unless it has the header already, never signed (a gateway's, such as an API key).
         self.extra_headers = tuple(extra_headers)
+        self.also_signed = tuple(also_signed)   # signed besides the profile list, each when present
         self.identity = identity
         self.spec = spec or load_spec()
         self.clock = clock or (lambda: _dt.datetime.now(_dt.timezone.utc))
@@ -112,7 +113,8 @@ class SignedClient:
             headers = list(headers) + [(n, v) for n, v in self.extra_headers if n.lower() not in present]
         if sign and self.identity is not None:
             signable = SignableRequest(method, target, headers, body if digest else None)
-            signed = sign_request(signable, self.identity.key, self.identity.certificate, date=self.clock())
+            signed = sign_request(signable, self.identity.key, self.identity.certificate, date=self.clock(),
+                                  also=self.also_signed)
             headers = list(signed.headers)
         return PreparedRequest(method, target, headers, body)
 

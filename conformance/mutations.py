@@ -1040,12 +1040,13 @@ def mutate_request(rule_id: str, draft: Draft, site: Any, data) -> Draft:
     return draft
 
 
-def signed_draft(draft: Draft, key, certificate, *, date: _dt.datetime) -> tuple[str, str, list[tuple[str, str]], bytes]:
+def signed_draft(draft: Draft, key, certificate, *, date: _dt.datetime,
+                 also: tuple[str, ...] = ()) -> tuple[str, str, list[tuple[str, str]], bytes]:
     """Method, target, headers and body of ``draft`` signed over the exact bytes sent (Digest where the operation
     takes one), then changed by its ``after`` list."""
     with_digest = _with_digest(SPEC.operation(draft.operation)) and draft.header("Digest") is None
     signable = SignableRequest(draft.method, draft.target, draft.headers, draft.body if with_digest else None)
-    headers = list(sign_request(signable, key, certificate, date=date).headers)
+    headers = list(sign_request(signable, key, certificate, date=date, also=also).headers)
     for name, change in draft.after:
         value = change(next((v for n, v in headers if n.lower() == name.lower()), None))
         kept = [(n, v) for n, v in headers if n.lower() != name.lower()]

@@ -158,6 +158,10 @@ def build_profile_schema() -> dict:
                     "date-window-seconds": {
                         "description": "How far the signed Date may lie from the clock (default 300); null: the implementation does not check Date freshness.",
                         "type": ["integer", "null"], "minimum": 0},
+                    "extra-headers": {
+                        "description": "Headers the signature must cover besides the signing profile's (date, digest, x-request-id, psu-id, psu-corporate-id, tpp-redirect-uri), each when present: a gateway header the implementation wants signed, such as X-IBM-Client-Id.",
+                        "type": "array", "uniqueItems": True,
+                        "items": {"type": "string", "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"}},
                 },
             },
             "paths": {
@@ -344,6 +348,7 @@ class Profile:
     basket_status_ranking: tuple[tuple[str, tuple[str, ...]], ...] | None = None  # None: the spec's
     signature_algorithms: tuple[str, ...] = ("rsa-sha256",)
     signature_date_window: _dt.timedelta | None = _dt.timedelta(minutes=5)  # None: Date freshness not checked
+    signature_extra_headers: tuple[str, ...] = ()  # lower case: signed besides the profile list, each when present
     paths: Mapping[str, str] = {}
     batch_run_times: tuple[str, ...] | None = None  # None: the spec's x-batch-run-times (A25)
     cancellation_refused: RuleOverride | None = None  # None: the spec's x-cancellation (A5, A27)
@@ -379,6 +384,7 @@ class Profile:
             basket_status_ranking=tuple((r["basket"], tuple(r["payments"])) for r in ranking) if ranking else None,
             signature_algorithms=tuple(sig.get("algorithms", ("rsa-sha256",))),
             signature_date_window=_date_window(sig.get("date-window-seconds", 300)),
+            signature_extra_headers=tuple(dict.fromkeys(h.lower() for h in sig.get("extra-headers", ()))),
             paths=dict(data.get("paths", {})),
             batch_run_times=tuple(data["batch-run-times"]) if "batch-run-times" in data else None,
             cancellation_refused=RuleOverride(**refused) if refused else None,

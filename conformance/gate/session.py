@@ -210,7 +210,8 @@ class Session:
                clock: Callable[[], _dt.datetime] | None = None) -> SignedClient:
         """A signed client of one of the run's TPPs, sending through the run's pool (closed at the end of the run)."""
         client = SignedClient(self.base_url, identity or getattr(self.identities, who), spec=self.spec,
-                              clock=clock or self.now, http=self.pool.client(), extra_headers=self.gateway.headers)
+                              clock=clock or self.now, http=self.pool.client(), extra_headers=self.gateway.headers,
+                              also_signed=self.profile.signature_extra_headers)
         with self._lock:
             self._clients.append(client)
         return client

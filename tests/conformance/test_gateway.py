@@ -63,8 +63,8 @@ class Gateway:
         await self.app(scope, receive, send)
 
 
-def serve(answer=None, port: int | None = None) -> tuple[ReferenceServer, Gateway]:
-    server = ReferenceServer()
+def serve(answer=None, port: int | None = None, profile=None) -> tuple[ReferenceServer, Gateway]:
+    server = ReferenceServer(profile=profile)
     layer = Gateway(server.app, answer)
     server.port = port or server.port
     server.server = uvicorn.Server(uvicorn.Config(layer, host="127.0.0.1", port=server.port, log_level="error",
@@ -109,6 +109,50 @@ def test_the_oracle_knows_a_gateway_header_and_judges_another_unknown_one(identi
     gatewayed = Validator(profile=DEFAULT_PROFILE._replace(gateway_headers=frozenset({"x-ibm-client-id"})))
     assert "header-not-accepted" in {f.rule for f in request_findings(plain, parse_envelope(envelope))}
     assert "header-not-accepted" not in {f.rule for f in request_findings(gatewayed, parse_envelope(envelope))}
+
+
+SIGNED_GATEWAY_PROFILE = "gateway-headers: [X-IBM-Client-Id]\nsignature: {extra-headers: [X-IBM-Client-Id]}\n"
+
+
+def test_a_profile_has_the_gateway_header_signed_and_required_so(identities, tmp_path):
+    """A profile whose implementation wants the gateway header signed (signature: extra-headers): every signed
+    request of the run covers it, the sandbox serving that profile refuses a Signature that leaves it out (the
+    security suite leaves it out once and sees the refusal the validator predicts), and the run is clean."""
+    from validator.context import Profile
+
+    path = tmp_path / "gateway.yaml"
+    path.write_text(SIGNED_GATEWAY_PROFILE, encoding="utf-8")
+    server, layer = serve(profile=Profile.load(path))
+    result = gate(server.start(), identities, headers=(CLIENT_ID,), profile_path=str(path),
+                  checks=("schema:*", "security:*", "semantic:valid-control", "stateful:lifecycle"))
+    assert not result.findings, describe(result)
+    signatures = [h["signature"] for _t, _m, _p, h in layer.seen if "signature" in h]
+    covering = [s for s in signatures if "x-ibm-client-id" in s.lower()]
+    assert len(signatures) > 30 and len(signatures) - len(covering) == 1, "one Signature (header-unsigned's) leaves " \
+        f"it out: {len(signatures) - len(covering)} of {len(signatures)} do"
+
+
+def test_the_oracle_wants_an_extra_signed_header_covered_when_present(identities):
+    from conformance.client import SignedClient
+    from validator import Validator
+    from validator.context import DEFAULT_PROFILE, Profile
+    from validator.request import parse_envelope, request_findings
+
+    client = SignedClient("http://127.0.0.1:9", identities.tpp, extra_headers=(CLIENT_ID,))
+    request = client.prepare("getPaymentStatus", path={"payment-service": "payments",
+                                                       "payment-product": "sepa-credit-transfers", "paymentId": "p1"})
+    envelope = {"method": request.method, "path": request.target, "headers": request.headers}
+    signed_too = Profile.from_mapping({"gateway-headers": ["X-IBM-Client-Id"],
+                                       "signature": {"extra-headers": ["X-IBM-Client-Id"]}})
+    unsigned = Profile.from_mapping({"gateway-headers": ["X-IBM-Client-Id"]})
+    rules = lambda profile: {f.rule for f in request_findings(Validator(profile=profile), parse_envelope(envelope))}
+    assert "signature-headers-incomplete" in rules(signed_too)
+    assert not rules(unsigned) and "header-not-accepted" in rules(DEFAULT_PROFILE)
+    client.also_signed = ("x-ibm-client-id",)
+    request = client.prepare("getPaymentStatus", path={"payment-service": "payments",
+                                                       "payment-product": "sepa-credit-transfers", "paymentId": "p1"})
+    envelope = {"method": request.method, "path": request.target, "headers": request.headers}
+    assert not rules(signed_too)
 
 
 def test_a_finding_s_curl_sends_the_gateway_header_from_the_environment(identities):

@@ -128,10 +128,11 @@ def _clock(v: PayloadEngine, req: HttpRequest) -> _dt.datetime:
 def _verify_options(v: PayloadEngine, op: Operation, now: _dt.datetime) -> Any:
     """The verifier's options for an operation at a time; the last one is reused while nothing changed (a
     validator with a fixed clock, or many requests within one second of a server's)."""
-    from ..signing import VerifyOptions
+    from ..signing import PROFILE_SIGNED_HEADERS, VerifyOptions
 
     profile = v.profile
-    key = (id(op), now, profile.signature_date_window, tuple(profile.signature_algorithms))
+    key = (id(op), now, profile.signature_date_window, tuple(profile.signature_algorithms),
+           profile.signature_extra_headers)
     cache = v.spec._cache.setdefault("request-verify-options", {})
     found = cache.get("last")
     if found is not None and found[0] == key and found[1] is op:
@@ -146,6 +147,7 @@ def _verify_options(v: PayloadEngine, op: Operation, now: _dt.datetime) -> Any:
         digest_required=bool(digest and digest.required),
         signature_required=bool(signature and signature.required),
         max_header_length=MAX_HEADER_LENGTH,
+        mandatory_signed=PROFILE_SIGNED_HEADERS + tuple(h for h in key[4] if h not in PROFILE_SIGNED_HEADERS),
     )
     cache["last"] = (key, op, options)
     return options

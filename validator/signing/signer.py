@@ -55,11 +55,12 @@ def imf_fixdate(when: _dt.datetime) -> str:
 
 def sign_request(request: SignableRequest, key, certificate, *, headers: Sequence[str] | None = None,
                  digest_algorithm: str = "SHA-256", date: _dt.datetime | None = None,
-                 encode_rfc2047: bool = False, sign_request_target: bool = False) -> SignableRequest:
+                 encode_rfc2047: bool = False, sign_request_target: bool = False,
+                 also: Sequence[str] = ()) -> SignableRequest:
     """Return a copy of ``request`` with Digest, TPP-Signature-Certificate and Signature set.
 
-    ``headers=None`` signs the profile list (date digest x-request-id psu-id psu-corporate-id tpp-redirect-uri),
-    each only when present. Digest is (re)computed over the body when a body is present, or over the empty input
+    ``headers=None`` signs the profile list (date digest x-request-id psu-id psu-corporate-id tpp-redirect-uri)
+    and ``also`` (an implementer's extra headers, such as a gateway's), each only when present. Digest is (re)computed over the body when a body is present, or over the empty input
     when ``headers`` names ``digest`` and the request has neither body nor Digest. ``date`` sets the Date header.
     The signing string is signed as UTF-8 bytes, so non-ASCII header values work; the Signature value is wrapped as
     ``=?utf-8?B?...?=`` when ``encode_rfc2047`` is true or any parameter is non-ASCII.
@@ -79,7 +80,7 @@ def sign_request(request: SignableRequest, key, certificate, *, headers: Sequenc
     new_headers = _set_header(new_headers, "TPP-Signature-Certificate", certificate_header_value(cert))
     index = header_index(new_headers)
     if wanted is None:
-        signed = [h for h in PROFILE_SIGNED_HEADERS if h in index]
+        signed = [h for h in dict.fromkeys((*PROFILE_SIGNED_HEADERS, *(a.lower() for a in also))) if h in index]
     else:
         signed = list(dict.fromkeys(wanted))
     if sign_request_target and REQUEST_TARGET not in signed:

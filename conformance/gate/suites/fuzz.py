@@ -171,6 +171,7 @@ class SignedAuth(requests.auth.AuthBase):
 
     def __init__(self, session: Session, digest: bool, *, fresh_request_id: bool = True) -> None:
         self.identity = session.identities.tpp
+        self.also = session.profile.signature_extra_headers
         self.clock = session.now
         self.digest = digest
         self.fresh_request_id = fresh_request_id
@@ -187,7 +188,8 @@ class SignedAuth(requests.auth.AuthBase):
             r.headers["X-Request-ID"] = str(uuid.uuid5(self.namespace, "\n".join(case) + "\n" + body.hex()))
         headers = [(n, v) for n, v in r.headers.items() if n.lower() not in SIGNER_HEADERS | {"content-length"}]
         signable = SignableRequest(r.method, r.path_url, headers, body if (self.digest or body) else None)
-        signed = sign_request(signable, self.identity.key, self.identity.certificate, date=self.clock())
+        signed = sign_request(signable, self.identity.key, self.identity.certificate, date=self.clock(),
+                              also=self.also)
         for name, value in signed.headers:
             r.headers[name] = value
         self.sent = PreparedRequest(r.method, r.path_url, list(signed.headers), body)

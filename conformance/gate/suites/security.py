@@ -29,11 +29,16 @@ def _unsigned(session: Session, amount: str) -> PreparedRequest:
 
 
 def _sign(request: PreparedRequest, identity: Identity, *, at: _dt.datetime, headers=None,
-          body_known: bool = True) -> PreparedRequest:
+          body_known: bool = True, also: tuple[str, ...] = ()) -> PreparedRequest:
     signed = sign_request(SignableRequest(request.method, request.target, list(request.headers),
                                           request.body if body_known else None),
-                          identity.key, identity.certificate, headers=headers, date=at)
+                          identity.key, identity.certificate, headers=headers, date=at, also=also)
     return PreparedRequest(request.method, request.target, list(signed.headers), request.body)
+
+
+def _also(session: Session) -> tuple[str, ...]:
+    """The headers the profile has signed besides the signing profile's (``signature: extra-headers``)."""
+    return session.profile.signature_extra_headers
 
 
 def _set(request: PreparedRequest, name: str, value: str) -> PreparedRequest:
@@ -78,23 +83,24 @@ def unsigned(session: Session, at: _dt.datetime) -> PreparedRequest:
 
 
 def tampered_body(session: Session, at: _dt.datetime) -> PreparedRequest:
-    request = _sign(_unsigned(session, "13.00"), session.identities.tpp, at=at)
+    request = _sign(_unsigned(session, "13.00"), session.identities.tpp, at=at, also=_also(session))
     return replace(request, body=request.body.replace(b'"13.00"', b'"93.00"'))
 
 
 def wrong_digest(session: Session, at: _dt.datetime) -> PreparedRequest:
     unsigned_request = _unsigned(session, "14.00")
     headers = list(unsigned_request.headers) + [("Digest", compute_digest(b'{"another":"body"}', "SHA-256"))]
-    return _sign(replace(unsigned_request, headers=headers), session.identities.tpp, at=at, body_known=False)
+    return _sign(replace(unsigned_request, headers=headers), session.identities.tpp, at=at, body_known=False,
+                 also=_also(session))
 
 
 def algorithm_confusion(session: Session, at: _dt.datetime) -> PreparedRequest:
-    request = _sign(_unsigned(session, "16.00"), session.identities.tpp, at=at)
+    request = _sign(_unsigned(session, "16.00"), session.identities.tpp, at=at, also=_also(session))
     return _set(request, "Signature", re.sub(r'algorithm="[^"]*"', 'algorithm="hmac-sha256"', _header(request, "Signature")))
 
 
 def other_key_id(session: Session, at: _dt.datetime) -> PreparedRequest:
-    request = _sign(_unsigned(session, "17.00"), session.identities.tpp, at=at)
+    request = _sign(_unsigned(session, "17.00"), session.identities.tpp, at=at, also=_also(session))
     other = format_key_id(session.identities.other.certificate).replace('"', '\\"')
     return _set(request, "Signature", re.sub(r'keyId="(?:[^"\\]|\\.)*"', lambda _m: f'keyId="{other}"',
                                              _header(request, "Signature")))
@@ -103,11 +109,11 @@ def other_key_id(session: Session, at: _dt.datetime) -> PreparedRequest:
 def expired_certificate(session: Session, at: _dt.datetime) -> PreparedRequest:
     expired = Identity.generate("PSDNO-FSA-OBVALIDATE-A", not_before=at - _dt.timedelta(days=400),
                                 not_after=at - _dt.timedelta(days=1))
-    return _sign(_unsigned(session, "18.00"), expired, at=at)
+    return _sign(_unsigned(session, "18.00"), expired, at=at, also=_also(session))
 
 
 def stale_date(session: Session, at: _dt.datetime) -> PreparedRequest:
-    return _sign(_unsigned(session, "19.00"), session.identities.tpp, at=at)
+    return _sign(_unsigned(session, "19.00"), session.identities.tpp, at=at, also=_also(session))
 
 
 def _stale(session: Session) -> _dt.datetime:
@@ -118,7 +124,7 @@ def _stale(session: Session) -> _dt.datetime:
 
 
 def replayed_signature(session: Session, at: _dt.datetime) -> PreparedRequest:
-    first = _sign(_unsigned(session, "20.00"), session.identities.tpp, at=at)
+    first = _sign(_unsigned(session, "20.00"), session.identities.tpp, at=at, also=_also(session))
     other_body = first.body.replace(b'"20.00"', b'"920.00"')
     return replace(_set(first, "Digest", compute_digest(other_body, "SHA-256")), body=other_body)
 
@@ -140,7 +146,8 @@ for _id, _title, _build, _at in SIGNING_CHECKS:
 # ---------------------------------------------------------------- each profile header left unsigned (A8)
 def signed_headers(session: Session) -> tuple[str, ...]:
     """The headers a signature must cover, each when present (the spec's Signature header, ``x-signed-headers``)."""
-    return tuple(session.spec.document["components"]["parameters"]["Signature"]["x-signed-headers"])
+    listed = tuple(session.spec.document["components"]["parameters"]["Signature"]["x-signed-headers"])
+    return listed + tuple(h for h in session.profile.signature_extra_headers if h not in listed)
 
 
 def _with_profile_headers(session: Session, request: PreparedRequest) -> PreparedRequest:
@@ -159,7 +166,7 @@ def _with_profile_headers(session: Session, request: PreparedRequest) -> Prepare
         if not examples:
             continue
         candidate = replace(request, headers=[*request.headers, (parameter.name, str(examples[0]))])
-        signed = _sign(candidate, session.identities.tpp, at=session.now())
+        signed = _sign(candidate, session.identities.tpp, at=session.now(), also=_also(session))
         if not [f for f in session.findings_for(signed) if f.severity == "error"]:
             request = candidate
     return request

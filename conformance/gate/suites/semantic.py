@@ -300,10 +300,12 @@ def request_probe(session: Session, operation: str, rule_id: str | None, site=No
                 control.change(draft, site, data)
             else:
                 valid_optional_headers(draft, data)
-            return PreparedRequest(*signed_draft(draft, identity.key, identity.certificate, date=session.now())), \
+            return PreparedRequest(*signed_draft(draft, identity.key, identity.certificate, date=session.now(),
+                                             also=session.profile.signature_extra_headers)), \
                 context, None
         mutate_request(rule_id, draft, site, data)
-        return (PreparedRequest(*signed_draft(draft, identity.key, identity.certificate, date=session.now())), context,
+        return (PreparedRequest(*signed_draft(draft, identity.key, identity.certificate, date=session.now(),
+                                             also=session.profile.signature_extra_headers)), context,
                 lambda: client.prepare(operation, body=base()[0] if basket else body, **where))
 
     what = f"a {operation} request breaking only {rule_id} at {_site_name(site)}" if rule_id else \
