@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import httpx
 
+from conformance.gate.pool import Unanswered
 from conformance.gate.session import Identities, Session, TargetUnreachable, answer_of, curl
 from conformance.gate.suites import data as suite_data
 from conformance.gate.suites import semantic
@@ -148,6 +149,9 @@ def _judge(session: Session, client, clock: list, instant: _dt.datetime, deriver
             response = client.send_prepared(request)
         except httpx.HTTPError as exc:
             raise TargetUnreachable(f"{request.method} {request.target}: {type(exc).__name__}: {exc}") from None
+        except Unanswered as exc:  # a timeout, a 429 that did not pass (the pool's): this case's answer, not the run's
+            case.actual, case.agree, case.curl = f"no answer: {exc.message}", False, curl(session.base_url, request)
+            return case
         answer = answer_of(response)
         case.actual = answer.describe()
         case.agree = expected.allows(answer)

@@ -277,6 +277,19 @@ def test_a_hung_operation_is_a_request_timeout_finding_and_the_run_goes_on(ident
     assert time.monotonic() - started < 30
 
 
+def test_a_target_that_stops_answering_altogether_ends_the_run(identities):
+    """When the cheap probe after a timeout gets no answer either, it is not a finding: the target stopped answering
+    (the command line exits 2 on it)."""
+    from conformance.gate.session import TargetUnreachable
+
+    server, layer = serve(lambda method, path, seen: "hang")
+    started = time.monotonic()
+    with pytest.raises(TargetUnreachable, match="Timeout"):
+        gate(server.start(), identities, request_timeout=1.0, checks=("security:unsigned",))
+    assert time.monotonic() - started < 20
+    assert [p for _t, _m, p, _h in layer.seen][-1] == "/"  # the probe
+
+
 # ---------------------------------------------------------------- --wait-for-target
 def _free_port() -> int:
     with socket.socket() as s:
