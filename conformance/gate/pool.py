@@ -189,7 +189,7 @@ class Gateway(httpx.BaseTransport):
 
     def _answers(self, request: httpx.Request) -> bool:
         """Whether the target answers a cheap request (GET of its origin's root) within a few seconds."""
-        probe = httpx.Request("GET", request.url.copy_with(raw_path=b"/"),
+        probe = httpx.Request("GET", request.url.copy_with(raw_path=b"/"), headers=list(self.options.headers),
                               extensions={"timeout": httpx.Timeout(min(PROBE_TIMEOUT, self.options.timeout)).as_dict()})
         try:
             answer = self.inner.handle_request(probe)

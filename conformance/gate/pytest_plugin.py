@@ -103,6 +103,11 @@ class CheckItem(pytest.Item):
             pytest.skip(f"not exercised: {why}")
         except Unanswered as problem:  # a timeout or a 429 that did not pass: its finding (once per operation)
             session.unanswered(problem)
+            skipped = [o for (check_id, _op), o in session.outcomes.items()
+                       if check_id == self.check.id and o.status == "not-exercised"]
+            if skipped and not any(o.findings for (check_id, _op), o in session.outcomes.items()
+                                   if check_id == self.check.id):
+                pytest.skip(f"not exercised: {skipped[0].reason}")
         findings = [f for (check_id, _op), o in session.outcomes.items() if check_id == self.check.id
                     for f in o.findings]
         if findings:

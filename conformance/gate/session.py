@@ -257,7 +257,8 @@ class Session:
         else:
             expected = "an answer other than 429 after Retry-After"
             actual = "429 Too Many Requests (rate limited)"
-        finding = Finding(suite, check_id, operation, problem.rule, "", problem.message, expected, actual, "",
+        option = "--request-timeout" if problem.rule == "request-timeout" else "--rate-limit"
+        finding = Finding(suite, check_id, operation, problem.rule, option, problem.message, expected, actual, "",
                           self.seed, "", {})
         outcome = self.outcome(operation)
         with self._lock:

@@ -111,6 +111,30 @@ def test_the_oracle_knows_a_gateway_header_and_judges_another_unknown_one(identi
     assert "header-not-accepted" not in {f.rule for f in request_findings(gatewayed, parse_envelope(envelope))}
 
 
+def test_the_pytest_plugin_sends_the_header_and_times_out_as_a_finding(tmp_path):
+    """--ob-header arrives on the plugin's requests; with --ob-request-timeout 1 a hung status read fails its check
+    with the request-timeout finding, the others pass."""
+    import subprocess
+    import sys
+
+    def answer(method, path, seen):
+        return "hang" if method == "GET" and STATUS_PATH.match(path) else None
+
+    server, layer = serve(answer)
+    server.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "conformance.gate.pytest_plugin", "--ob-target", server.url,
+             "--ob-check", "security:unsigned,stateful:lifecycle", "--ob-header", ": ".join(CLIENT_ID),
+             "--ob-request-timeout", "1", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path)],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    finally:
+        server.stop()
+    assert "1 failed, 1 passed" in done.stdout, done.stdout + done.stderr
+    assert "rule request-timeout" in done.stdout
+    assert layer.seen and all(h.get("x-ibm-client-id") == CLIENT_ID[1] for _t, _m, _p, h in layer.seen)
+
+
 SIGNED_GATEWAY_PROFILE = "gateway-headers: [X-IBM-Client-Id]\nsignature: {extra-headers: [X-IBM-Client-Id]}\n"
 
 
