@@ -87,13 +87,14 @@ class Progress:
 
 
 def _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections,
-            fmt) -> None:
+            fmt, gateway=None, wait_for_target: float | None = None) -> None:
     """``conform --replay``: the report's findings (or the chosen ones) replayed against the target; exits."""
     import json
 
     from . import replay
     from .session import TargetUnreachable
-    from .target import reachable, serving
+    from .pool import GatewayOptions
+    from .target import reachable, serving, wait_for
 
     try:
         report = replay.load(replay_path)
@@ -105,10 +106,11 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
         raise ConformUsageError(str(exc)) from None
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
-            problem = reachable(base_url)
+            problem = wait_for(base_url, wait_for_target) if wait_for_target is not None else reachable(base_url)
             if problem:
                 raise click.ClickException(problem)
-            verdicts = replay.replay(report, chosen, base_url, identities, profile, profile_path, max_connections)
+            verdicts = replay.replay(report, chosen, base_url, identities, profile, profile_path, max_connections,
+                                     gateway or GatewayOptions())
     except (TargetUnreachable, click.ClickException) as exc:
         click.echo(f"Error: {exc.format_message() if isinstance(exc, click.ClickException) else exc}", err=True)
         sys.exit(EXIT_IMPOSSIBLE)
@@ -223,7 +225,10 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     if finding_names and not replay_path:
         raise ConformUsageError("--finding goes with --replay")
     if replay_path:
-        _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections, fmt)
+        from .pool import GatewayOptions
+
+        _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections, fmt,
+                GatewayOptions(gateway_headers, rate_limit, request_timeout), wait_for_target)
     progress = Progress(sys.stderr.isatty() and fmt == "text")
     try:
         with serving(target, faults=faults, profile=profile) as base_url:

@@ -23,6 +23,7 @@ from validator.context import DEFAULT_PROFILE, Profile
 from validator.spec import load_spec
 
 from .model import REGISTRY, SUITES, Expected, Finding
+from .pool import GatewayOptions, Unanswered
 from .recorded import NotReplayable, rebuild
 from .runner import RunOptions, run_checks
 from .session import Identities, Session
@@ -106,8 +107,9 @@ def _of(finding: dict, status: str, detail: str, by: str) -> Verdict:
 
 def replay(report: dict[str, Any], findings: list[dict], base_url: str, identities: Identities,
            profile: Profile | None = None, profile_path: str | None = None,
-           max_connections: int = 10) -> list[Verdict]:
-    """Replay ``findings`` (of ``report``) against ``base_url``: one verdict each, in report order."""
+           max_connections: int = 10, gateway: GatewayOptions = GatewayOptions()) -> list[Verdict]:
+    """Replay ``findings`` (of ``report``) against ``base_url``: one verdict each, in report order (through the
+    target's gateway as the run met it: its headers, rate limit and request timeout)."""
     verdicts: dict[int, Verdict] = {}
     by_check: dict[str, list[int]] = {}
     by_request: list[int] = []
@@ -120,7 +122,7 @@ def replay(report: dict[str, Any], findings: list[dict], base_url: str, identiti
     # run (the replayed requests create payments a duplicate check would then meet).
     order = sorted(by_check, key=lambda c: SUITES.index(REGISTRY[c].suite) if c in REGISTRY else len(SUITES))
     for check_id in order:
-        rerun = _rerun(check_id, report, base_url, identities, profile_path, max_connections)
+        rerun = _rerun(check_id, report, base_url, identities, profile_path, max_connections, gateway)
         for index in by_check[check_id]:
             finding = findings[index]
             why = (finding.get("replay") or {}).get("why") or "the report has no request to replay"
@@ -130,7 +132,7 @@ def replay(report: dict[str, Any], findings: list[dict], base_url: str, identiti
                 verdicts[index] = _verdict(finding, rerun, "check", f"{why}: re-ran {check_id}")
     session = Session(base_url, load_spec(), profile or DEFAULT_PROFILE, identities,
                       seed=int(report.get("seed", 0)), max_examples=int(report.get("max_examples", 10)),
-                      max_connections=max_connections)
+                      max_connections=max_connections, gateway=gateway)
     try:
         for index in by_request:
             verdicts[index] = _replay_request(session, findings[index])
@@ -148,7 +150,10 @@ def _replay_request(session: Session, finding: dict) -> Verdict:
     operation = str(finding.get("operation", "-"))
     session.outcomes.clear()
     session.begin(str(finding.get("suite", "")), finding["check"])
-    exchange = session.send(session.client(), request, operation)
+    try:
+        exchange = session.send(session.client(), request, operation)
+    except Unanswered as problem:  # a timeout, a 429 that did not pass: no answer is no fix
+        return _of(finding, STILL_FAILING, f"no answer: {problem.message}", "request")
     expectation = finding.get("expectation") or {}
     if "statuses" in expectation:
         try:
@@ -162,13 +167,14 @@ def _replay_request(session: Session, finding: dict) -> Verdict:
 
 
 def _rerun(check_id: str, report: dict, base_url: str, identities: Identities, profile_path: str | None,
-           max_connections: int) -> list[Finding] | str:
+           max_connections: int, gateway: GatewayOptions = GatewayOptions()) -> list[Finding] | str:
     """The findings of ``check_id`` run again with the report's seed, or why it could not run."""
     check = REGISTRY.get(check_id)
     if check is None:
         return "no such check in this version of obvalidate"
     options = RunOptions(base_url, (check.suite,), profile_path, identities, int(report.get("seed", 0)),
-                         int(report.get("max_examples", 10)), 1, (check_id,), max_connections)
+                         int(report.get("max_examples", 10)), 1, (check_id,), max_connections,
+                         headers=gateway.headers, rate_limit=gateway.rate_limit, request_timeout=gateway.timeout)
     result = run_checks(options, (check.suite,))
     broken = [o for o in result.outcomes if o.status in ("not-exercised", "error")]
     if not result.findings and broken:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import email.utils
+import json
 import re
 import socket
 import threading
@@ -18,7 +19,8 @@ import uvicorn
 from click.testing import CliRunner
 
 from conformance.gate.cli import conform
-from conformance.gate.pool import MAX_RETRY_AFTER, parse_header, retry_after
+from conformance.gate import report
+from conformance.gate.pool import MAX_RETRY_AFTER, GatewayOptions, parse_header, retry_after
 from conformance.gate.runner import RunOptions, run, worker_rate
 from conformance.gate.session import Identities
 from conformance.gate.target import ReferenceServer
@@ -190,6 +192,30 @@ def test_a_finding_s_curl_sends_the_gateway_header_from_the_environment(identiti
     for finding in result.findings:
         assert '-H \'X-IBM-Client-Id: \'"${X_IBM_CLIENT_ID:?' in finding.curl, finding.curl
         assert CLIENT_ID[1] not in finding.curl and finding.curl.lower().count("-h 'x-ibm-client-id:") == 1
+    assert CLIENT_ID[1] not in json.dumps(report.as_json(result))  # nor in the request a replay re-sends
+
+
+def test_a_replay_goes_through_the_gateway_with_its_headers(identities, tmp_path):
+    """conform --replay with -H: the re-sent requests carry the header (the report does not), and still fail."""
+    from conformance.gate.replay import replay
+
+    def answer(method, path, seen):
+        return (201, {}) if "signature" not in seen[-1][3] else None
+
+    server, layer = serve(answer)
+    server.start()
+    try:
+        result = run(RunOptions(server.url, identities=identities, max_examples=1, headers=(CLIENT_ID,),
+                                checks=("security:unsigned",)))
+        recorded = json.loads(json.dumps(report.as_json(result)))
+        before = len(layer.seen)
+        verdicts = replay(recorded, recorded["findings"], server.url, identities,
+                          gateway=GatewayOptions(headers=(CLIENT_ID,)))
+    finally:
+        server.stop()
+    assert verdicts and {v.status for v in verdicts} == {"still failing"}, verdicts
+    resent = layer.seen[before:]
+    assert resent and all(h.get("x-ibm-client-id") == CLIENT_ID[1] for _t, _m, _p, h in resent)
 
 
 @pytest.mark.parametrize("text, words", [
