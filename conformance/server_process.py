@@ -42,18 +42,22 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 class SandboxProcess:
     """One sandbox server process: ``db`` a file (kept across restarts), ``faults`` fault switch names, ``now``
-    the sandbox clock's start (ISO instant; default real time)."""
+    the sandbox clock's start (ISO instant; default real time); ``tls`` a
+    :class:`conformance.sandbox.serving.ServerTls` to serve HTTPS (requiring a client certificate when it names a
+    client CA); ``forwarded_allow_ips`` the proxies whose forwarded scheme and host it takes."""
 
     def __init__(self, db: str | os.PathLike, *, port: int | None = None, host: str = "127.0.0.1",
-                 faults: tuple[str, ...] = (), now: str | None = None, log: str | os.PathLike | None = None) -> None:
+                 faults: tuple[str, ...] = (), now: str | None = None, log: str | os.PathLike | None = None,
+                 tls=None, forwarded_allow_ips: str | None = None) -> None:
         self.db, self.host, self.faults, self.now = str(db), host, tuple(faults), now
+        self.tls, self.forwarded_allow_ips = tls, forwarded_allow_ips
         self.port = port or free_port(host)
         self.log = Path(log) if log else Path(tempfile.mkstemp(prefix="sandbox-", suffix=".log")[1])
         self.process: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     def command(self) -> list[str]:
         command = [*SERVE, "--host", self.host, "--port", str(self.port), "--db", self.db]
@@ -61,10 +65,17 @@ class SandboxProcess:
             command += ["--fault", name]
         if self.now:
             command += ["--now", self.now]
+        if self.tls:
+            command += ["--tls-cert", str(self.tls.cert), "--tls-key", str(self.tls.key)]
+            if self.tls.client_ca:
+                command += ["--client-ca", str(self.tls.client_ca)]
+        if self.forwarded_allow_ips:
+            command += ["--forwarded-allow-ips", self.forwarded_allow_ips]
         return command
 
     def start(self, timeout: float = STARTUP_SECONDS) -> "SandboxProcess":
-        """Start the server and wait until it answers HTTP (any status)."""
+        """Start the server and wait until it answers HTTP (any status; over TLS: until it accepts connections, as a
+        server requiring a client certificate answers nobody without one)."""
         if self.running:
             raise ServerFailed("the sandbox server is already running")
         with open(self.log, "ab") as log:
@@ -75,9 +86,12 @@ class SandboxProcess:
             if self.process.poll() is not None:
                 raise ServerFailed(f"the sandbox server exited with {self.process.returncode}: {self._log_tail()}")
             try:
-                httpx.get(self.url + "/", timeout=1.0)
+                if self.tls:
+                    socket.create_connection((self.host, self.port), timeout=1.0).close()
+                else:
+                    httpx.get(self.url + "/", timeout=1.0)
                 return self
-            except httpx.TransportError:
+            except (httpx.TransportError, OSError):
                 time.sleep(0.05)
         self.kill()
         raise ServerFailed(f"the sandbox server did not answer within {timeout:.0f} s: {self._log_tail()}")

@@ -62,6 +62,24 @@ def _headers(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(headers)
 
 
+def _tls(cert, key, ca_bundle, insecure):
+    """The run's TLS options, checked now: a file that cannot be used ends the run before it starts (exit 2)."""
+    from .tls import TlsConfigError, TlsOptions
+
+    if not (cert or key or ca_bundle or insecure):
+        return None
+    try:
+        tls = TlsOptions(cert, key, ca_bundle, insecure)
+        tls.context()
+    except TlsConfigError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_IMPOSSIBLE)
+    if insecure:
+        click.echo("Warning: --insecure: the target's certificate is not verified; anyone on the way can read and "
+                   "alter the run's requests. The report records it.", err=True)
+    return tls
+
+
 class Progress:
     """A live line per check on a terminal; nothing otherwise."""
 
@@ -172,6 +190,14 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
               help="Findings' curls carry the TPP certificate and long headers (left out by default).")
 @click.option("--fault", "faults", multiple=True, metavar="NAME", hidden=True,
               help="Reference target only: turn a sandbox fault switch on (to see the gate catch it).")
+@click.option("--tls-cert", type=click.Path(dir_okay=False),
+              help="TLS client certificate (PEM; the TPP's QWAC, not the signing --cert) for every connection.")
+@click.option("--tls-key", type=click.Path(dir_okay=False), help="Its private key (PEM, unencrypted).")
+@click.option("--ca-bundle", type=click.Path(dir_okay=False),
+              help="Trust these CAs (PEM) for the target's certificate instead of the default ones.")
+@click.option("--insecure", is_flag=True,
+              help="Do not verify the target's certificate (a throwaway environment only; warns, and the report "
+                   "says so).")
 @click.option("--replay", "replay_path", metavar="CONFORM.JSON",
               help="Replay the findings of an earlier run's report against --target: each request re-sent, signed "
                    "anew (or its check run again where one request cannot re-create it), judged again: fixed, still "
@@ -182,7 +208,9 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             max_examples: int, seed: int, workers: int, max_connections: int, headers: tuple[str, ...],
             rate_limit: float | None, request_timeout: float, wait_for_target: float | None, report_dir: str | None,
             fmt: str, faults: tuple[str, ...], baseline_path: str | None = None, write_baseline: str | None = None,
-            full_curl: bool = False, replay_path: str | None = None, finding_names: tuple[str, ...] = ()) -> None:
+            full_curl: bool = False, replay_path: str | None = None, finding_names: tuple[str, ...] = (),
+            tls_cert: str | None = None, tls_key: str | None = None, ca_bundle: str | None = None,
+            insecure: bool = False) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
 
     Suites: schema (Schemathesis positive generation per operation, every answer checked against the spec and the
@@ -197,7 +225,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
 
     from . import report
     from .runner import RunOptions, run
-    from .session import TargetUnreachable
+    from .session import TargetUnreachable, TlsFailure
     from .target import REFERENCE, reachable, serving, wait_for
 
     chosen = _suites(suites)
@@ -222,8 +250,12 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
         except ConfigError as exc:
             raise ConformUsageError(str(exc)) from None
     known = _baseline(baseline_path)
+    tls = _tls(tls_cert, tls_key, ca_bundle, insecure)
     if finding_names and not replay_path:
         raise ConformUsageError("--finding goes with --replay")
+    if replay_path and tls:
+        raise ConformUsageError("--replay does not take the TLS options (--tls-cert, --tls-key, --ca-bundle, "
+                                "--insecure) yet")
     if replay_path:
         from .pool import GatewayOptions
 
@@ -232,14 +264,19 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     progress = Progress(sys.stderr.isatty() and fmt == "text")
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
-            problem = wait_for(base_url, wait_for_target) if wait_for_target is not None else reachable(base_url)
+            problem = wait_for(base_url, wait_for_target, problem_of=lambda url, t: reachable(url, t, tls=tls)) \
+                if wait_for_target is not None else reachable(base_url, tls=tls)
             if problem:
                 raise click.ClickException(problem)
             options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns,
-                                 max_connections)
+                                 max_connections, tls=tls)
             options.full_curl = full_curl
             options.headers, options.rate_limit, options.request_timeout = gateway_headers, rate_limit, request_timeout
             result = run(options, progress=progress)
+    except TlsFailure as exc:
+        progress.close()
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_IMPOSSIBLE)
     except TargetUnreachable as exc:
         progress.close()
         click.echo(f"Error: the target stopped answering: {exc}", err=True)

@@ -13,6 +13,10 @@ gateway headers (``-H``) go on every request to the target's origin, the run's r
 every client, a 429 is waited for (its Retry-After) and sent again, and an answer that does not come within the
 request timeout is :class:`RequestTimeout` -- unless the target does not answer a cheap probe either, when it is the
 transport error it was (the target stopped answering).
+
+Every connection of the pool has the run's TLS (:mod:`.tls`: the client certificate, the CAs trusted) and goes
+through the proxy the environment names for its URL (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, bypassed for the
+hosts of ``NO_PROXY``; read as ``requests`` and curl read them), a CONNECT tunnel for https.
 """
 from __future__ import annotations
 
@@ -30,8 +34,11 @@ import httpx
 import requests
 import requests.adapters
 import requests.exceptions
+import requests.utils
 from urllib3 import HTTPResponse
 from urllib3._collections import HTTPHeaderDict
+
+from .tls import TlsOptions
 
 DEFAULT_MAX_CONNECTIONS = 8
 TIMEOUT = 30.0
@@ -216,6 +223,41 @@ class _Borrowed(httpx.BaseTransport):
         pass
 
 
+class _Routes(httpx.BaseTransport):
+    """Keep-alive connections of one TLS context: direct, or through the proxy the environment names for a URL (a
+    pool per proxy). httpx reads the environment only for a client that builds its own transport, so the pool reads
+    it here, per origin."""
+
+    def __init__(self, context, limits: httpx.Limits) -> None:
+        self.context, self.limits = context, limits
+        self.direct = httpx.HTTPTransport(verify=context, limits=limits)
+        self._proxied: dict[str, httpx.HTTPTransport] = {}
+        self._routes: dict[tuple[str, str, int | None], str | None] = {}
+        self._lock = threading.Lock()
+
+    def route(self, url: httpx.URL) -> httpx.BaseTransport:
+        origin = (url.scheme, url.host, url.port)
+        with self._lock:
+            if origin not in self._routes:
+                plain = str(url.copy_with(path="/", query=None, fragment=None))
+                self._routes[origin] = requests.utils.select_proxy(plain, requests.utils.get_environ_proxies(plain))
+            proxy = self._routes[origin]
+            if proxy is None:
+                return self.direct
+            if proxy not in self._proxied:
+                self._proxied[proxy] = httpx.HTTPTransport(verify=self.context, limits=self.limits,
+                                                           proxy=httpx.Proxy(proxy))
+            return self._proxied[proxy]
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self.route(request.url).handle_request(request)
+
+    def close(self) -> None:
+        self.direct.close()
+        for transport in self._proxied.values():
+            transport.close()
+
+
 class PooledAdapter(requests.adapters.HTTPAdapter):
     """A ``requests`` adapter that sends through the run's httpx pool, the request's bytes as ``requests`` prepared
     them (no header added but Host and Content-Length, which ``requests`` sends too)."""
@@ -271,14 +313,15 @@ class ConnectionPool:
     """At most ``max_connections`` connections to the target open at once, kept alive, for every client of a run."""
 
     def __init__(self, max_connections: int = DEFAULT_MAX_CONNECTIONS, gateway: GatewayOptions = GatewayOptions(),
-                 origin: str | None = None) -> None:
+                 origin: str | None = None, tls: TlsOptions | None = None) -> None:
         if max_connections < 1:
             raise ValueError("a pool needs at least one connection")
         self.max_connections = max_connections
         self.gateway = gateway
         self.timeout = gateway.timeout
-        self.transport = Gateway(httpx.HTTPTransport(limits=httpx.Limits(max_connections=max_connections,
-                                                                         max_keepalive_connections=max_connections)),
+        self.tls = tls or TlsOptions()
+        self.transport = Gateway(_Routes(self.tls.context(), httpx.Limits(max_connections=max_connections,
+                                                                          max_keepalive_connections=max_connections)),
                                  gateway, origin)
         self._lock = threading.Lock()
         self._requests: requests.Session | None = None
@@ -290,7 +333,8 @@ class ConnectionPool:
 
     def requests_session(self) -> requests.Session:
         """The ``requests`` session over the pool, for Schemathesis' calls: no cookies kept (each generated request
-        stands alone, as with Schemathesis' own session per call), no proxy settings from the environment."""
+        stands alone, as with Schemathesis' own session per call); the proxies of the environment are the pool's to
+        choose (``requests`` would choose them for its own adapters only)."""
         with self._lock:
             if self._requests is None:
                 session = requests.Session()

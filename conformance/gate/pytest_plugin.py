@@ -4,10 +4,12 @@
            [--ob-check 'semantic:amount-*'] [--ob-max-examples 10] [--ob-seed 0] [--ob-profile F]
            [--ob-cert C --ob-key K] [--ob-max-connections 8]
            [--ob-header 'Name: value' ...] [--ob-rate-limit N] [--ob-request-timeout S]
+           [--ob-tls-cert C --ob-tls-key K] [--ob-ca-bundle F | --ob-insecure]
 
 ``--ob-target reference`` starts the bundled reference sandbox for the session. Without ``--ob-target`` the plugin
 adds nothing. A check with findings fails with each finding (rule, section, expected and actual answer, curl
-reproducer); a check the target cannot exercise is skipped with the reason.
+reproducer); a check the target cannot exercise is skipped with the reason. A target that cannot be reached (a TLS
+failure, said in one sentence) ends the session with exit status 2, as ``obvalidate conform`` exits.
 """
 from __future__ import annotations
 
@@ -32,6 +34,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="A gateway header sent on every request (repeatable); never signed, never judged.")
     group.addoption("--ob-rate-limit", type=float, default=None, help="Requests per second, for the session.")
     group.addoption("--ob-request-timeout", type=float, default=None, help="Seconds to wait for an answer (30).")
+    group.addoption("--ob-tls-cert", default=None, help="TLS client certificate (PEM; the QWAC, not the signing one).")
+    group.addoption("--ob-tls-key", default=None, help="Its private key (PEM).")
+    group.addoption("--ob-ca-bundle", default=None, help="CAs (PEM) trusted for the target's certificate.")
+    group.addoption("--ob-insecure", action="store_true", default=False,
+                    help="Do not verify the target's certificate (warns).")
 
 
 def gateway_options(opt):
@@ -63,18 +70,32 @@ class _Run:
             from validator.spec import load_spec
 
             from .session import Identities, Session
-            from .target import serving
+            from .target import reachable, serving
+            from .tls import TlsConfigError, TlsOptions
 
             opt = self.config.getoption
+            try:
+                tls = TlsOptions(opt("--ob-tls-cert"), opt("--ob-tls-key"), opt("--ob-ca-bundle"), opt("--ob-insecure"))
+                tls.context()
+            except TlsConfigError as exc:
+                pytest.exit(str(exc), returncode=2)
+            if tls.insecure:
+                import warnings
+
+                warnings.warn("--ob-insecure: the target's certificate is not verified", stacklevel=1)
             profile = Profile.load(opt("--ob-profile")) if opt("--ob-profile") else DEFAULT_PROFILE
             self._serving = serving(opt("--ob-target"), profile=profile if opt("--ob-profile") else None)
             base_url = self._serving.__enter__()
+            problem = reachable(base_url, tls=tls)
+            if problem:
+                pytest.exit(problem, returncode=2)
             identities = Identities.throwaway()
             if opt("--ob-cert"):
                 identities = Identities(Identity.from_files(opt("--ob-key"), opt("--ob-cert")), identities.other)
             limit = {"max_connections": opt("--ob-max-connections")} if opt("--ob-max-connections") else {}
             self.session = Session(base_url, load_spec(), profile, identities, seed=opt("--ob-seed"),
-                                   max_examples=opt("--ob-max-examples"), gateway=gateway_options(opt), **limit)
+                                   max_examples=opt("--ob-max-examples"), gateway=gateway_options(opt), tls=tls,
+                                   **limit)
         return self.session
 
     def close(self) -> None:
@@ -92,6 +113,7 @@ class CheckItem(pytest.Item):
 
     def runtest(self) -> None:
         from .model import NotExercised
+        from .session import TlsFailure
 
         session = self.run.get()
         session.begin(self.check.suite, self.check.id)
@@ -101,6 +123,8 @@ class CheckItem(pytest.Item):
             self.check(session)
         except NotExercised as why:
             pytest.skip(f"not exercised: {why}")
+        except TlsFailure as failure:  # every other check would fail alike: the session ends saying why once
+            pytest.exit(str(failure), returncode=2)
         except Unanswered as problem:  # a timeout or a 429 that did not pass: its finding (once per operation)
             session.unanswered(problem)
             skipped = [o for (check_id, _op), o in session.outcomes.items()

@@ -140,7 +140,7 @@ def coverage(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
 
 def as_json(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
     return {
-        "run": {"target": result.base_url, "seconds": round(result.seconds, 2)},
+        "run": {"target": result.base_url, "seconds": round(result.seconds, 2), **_tls(result)},
         "seed": result.options.seed,
         "max_examples": result.options.max_examples,
         "suites": list(result.options.suites),
@@ -156,6 +156,11 @@ def as_json(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
 def _baseline_block(result: RunResult) -> dict[str, Any]:
     comparison = baseline_comparison(result)
     return {"baseline": comparison.as_dict()} if comparison else {}
+
+
+def _tls(result: RunResult) -> dict[str, Any]:
+    """The run's TLS as the report records it (the files, whether the target's certificate was verified)."""
+    return {"tls": result.options.tls.as_dict()} if result.options.tls is not None else {}
 
 
 def _stable(outcome: dict) -> dict:
@@ -219,6 +224,8 @@ def text(result: RunResult) -> str:
         b = s["baseline"]
         lines.append(f"baseline {b['file']}: {b['known']} known, {b['new']} new, {b['resolved']} resolved, "
                      f"{b['not_rechecked']} not rechecked (their checks did not run on their operations)")
+    if result.options.tls is not None and result.options.tls.insecure:
+        lines.append("TLS: the target's certificate was not verified (--insecure)")
     return "\n".join(lines) + "\n"
 
 

@@ -22,6 +22,7 @@ from .baseline import Baseline
 from .model import REGISTRY, SUITES, Check, Finding, NotExercised, Outcome
 from .pool import DEFAULT_MAX_CONNECTIONS, TIMEOUT, GatewayOptions, Unanswered
 from .session import Identities, Session, TargetUnreachable
+from .tls import TlsOptions
 
 # Suites whose generated cases may reset the sandbox's state (initializeSandbox) or run its batch.
 RESETTING_SUITES = ("schema", "negative")
@@ -45,6 +46,7 @@ class RunOptions:
     headers: tuple[tuple[str, str], ...] = ()
     rate_limit: float | None = None
     request_timeout: float = TIMEOUT
+    tls: TlsOptions | None = None      # the TLS client certificate and the CAs trusted (file names: they travel)
 
     def gateway(self) -> GatewayOptions:
         return GatewayOptions(self.headers, self.rate_limit, self.request_timeout)
@@ -94,7 +96,7 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
     session = Session(options.base_url, spec, _profile(options.profile_path),
                       options.identities or Identities.throwaway(), seed=options.seed,
                       max_examples=options.max_examples, max_connections=options.max_connections,
-                      gateway=options.gateway())
+                      gateway=options.gateway(), tls=options.tls)
     session.full_curl = options.full_curl
     result = RunResult(options.base_url, options)
     started = time.perf_counter()
@@ -181,7 +183,7 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
     plain = RunOptions(options.base_url, suites, options.profile_path, None, options.seed, options.max_examples, 1,
                        options.checks, worker_connections(options.max_connections, options.workers, len(suites)),
                        headers=options.headers, rate_limit=worker_rate(options.rate_limit, options.workers, len(suites)),
-                       request_timeout=options.request_timeout)
+                       request_timeout=options.request_timeout, tls=options.tls)
     plain.full_curl = options.full_curl
     import multiprocessing
 

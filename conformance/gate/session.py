@@ -36,6 +36,7 @@ from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, Answer, Exp
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool, GatewayOptions, Unanswered
 from .recorded import record
 from .responses import ERROR_BODY_RULE, LINK_RULES, ResponseKinds, ResponseProblem
+from .tls import TlsOptions, explain as explain_tls
 
 # The ids a target issues in its creation answers (the spec's PaymentInitiationResponse, SigningBasketResponse and
 # StartAuthorisationResponse members).
@@ -106,13 +107,15 @@ def _gateway_value(name: str) -> str:
 
 
 def curl(base_url: str, request: PreparedRequest, gateway: tuple[tuple[str, str], ...] = (), *,
-         full: bool = False) -> str:
+         full: bool = False, tls: TlsOptions | None = None) -> str:
     """A curl command sending the request as it was sent: signature headers included, no private key (the Date and
     Signature are the original ones, so a target with a Date window answers a late replay as stale). The
     certificate and any header over :data:`LONG_HEADER` characters are left out (:func:`_left_out`) unless ``full``
     (``conform --full-curl``: a command to paste as it is, certificate included); the run's ``gateway`` headers (the
-    pool sends them on every request) stand as environment variables."""
-    parts = ["curl", "-sS", "-i", "-X", request.method, shlex.quote(base_url + request.target)]
+    pool sends them on every request) stand as environment variables. With ``tls``, the run's TLS client certificate
+    and CAs as curl's options (file names only)."""
+    parts = ["curl", "-sS", "-i", *(shlex.quote(o) for o in (tls.curl_options() if tls else ())),
+             "-X", request.method, shlex.quote(base_url + request.target)]
     names = {n.lower() for n, _v in request.headers}
     hidden = {n.lower() for n, _v in gateway}
     for name, value in list(request.headers) + [(n, v) for n, v in gateway if n.lower() not in names]:
@@ -168,6 +171,7 @@ class Session:
     max_connections: int = DEFAULT_MAX_CONNECTIONS   # the run's connections to the target open at once (pool.py)
     full_curl: bool = False   # the findings' curls carry the certificate and long headers (conform --full-curl)
     gateway: GatewayOptions = GatewayOptions()       # headers, rate limit and request timeout of the run (pool.py)
+    tls: TlsOptions | None = None                    # the client certificate and trusted CAs (tls.py)
     outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
     exercised_rules: set[str] = field(default_factory=set)
     exercised_refs: set[str] = field(default_factory=set)
@@ -195,7 +199,7 @@ class Session:
         self._lock = threading.Lock()
         self._error_body_lock = threading.Lock()
         self._clients: list[SignedClient] = []
-        self.pool = ConnectionPool(self.max_connections, self.gateway, origin=self.base_url)
+        self.pool = ConnectionPool(self.max_connections, self.gateway, origin=self.base_url, tls=self.tls)
         self._unanswered: dict[tuple[str, str], str] = {}   # (rule, operation) -> the check that reported it
 
     # ---- clock and clients ----
@@ -215,6 +219,19 @@ class Session:
         with self._lock:
             self._clients.append(client)
         return client
+
+    def unreachable(self, what: str, exc: BaseException) -> "TargetUnreachable":
+        """The error ending the run when a request to the target failed: :class:`TlsFailure` with its one sentence
+        when TLS is why, else :class:`TargetUnreachable`."""
+        return self.tls_failure(exc, self.base_url) or TargetUnreachable(f"{what}: {type(exc).__name__}: {exc}")
+
+    def tls_failure(self, exc: BaseException, url: str) -> "TlsFailure | None":
+        """The run's TLS failure when a request to ``url`` on the target's host failed because of TLS; None for another
+        host (a page the target links to elsewhere is the target's to serve: a finding) or another cause."""
+        if urlsplit(url)[:2] != urlsplit(self.base_url)[:2]:
+            return None
+        problem = explain_tls(exc, url, self.tls)
+        return TlsFailure(problem) if problem else None
 
     def close(self) -> None:
         for client in self._clients:
@@ -273,7 +290,7 @@ class Session:
         try:
             response = client.send_prepared(request)
         except httpx.HTTPError as exc:
-            raise TargetUnreachable(f"{request.method} {request.target}: {type(exc).__name__}: {exc}") from None
+            raise self.unreachable(f"{request.method} {request.target}", exc) from None
         exchange = Exchange(operation, request, response, answer_of(response))
         self.outcome(operation).cases += 1
         self.record_case(operation, request)
@@ -518,7 +535,8 @@ class Session:
         described = actual.describe() if exchange is not None or response is not None else "as the message says"
         finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, described,
                           actual.excerpt, self.seed,
-                          curl(self.base_url, exchange.request, self.gateway.headers, full=self.full_curl)
+                          curl(self.base_url, exchange.request, self.gateway.headers, full=self.full_curl,
+                               tls=self.tls)
                           if exchange else "",
                           dict(actual.headers))
         # the ids this target issued named by kind, so the same defect has the same fingerprint in every run
@@ -658,6 +676,11 @@ def error_body_message(count: int, first: str) -> str:
 
 class TargetUnreachable(Exception):
     """The target cannot be reached: the run cannot happen (exit 2)."""
+
+
+class TlsFailure(TargetUnreachable):
+    """The target cannot be reached because of TLS (its message says what: a client certificate it requires or
+    refuses, a certificate we do not trust or for another name): the run cannot happen (exit 2)."""
 
 
 def timed(function: Callable[[], None]) -> float:

@@ -1,5 +1,5 @@
 """The implementation under test: a base URL, or the bundled reference sandbox started on a free loopback port with
-a fresh in-memory database (the fixed test data of A32)."""
+a fresh in-memory database (the fixed test data of A32), over HTTP or, for the TLS tests, HTTPS."""
 from __future__ import annotations
 
 import contextlib
@@ -10,30 +10,42 @@ from typing import Callable, Iterable, Iterator
 
 import httpx
 
+from .pool import ConnectionPool
+from .tls import TlsOptions, explain as explain_tls, explain_answer
+
 REFERENCE = "reference"
 START_TIMEOUT = 20.0
 
 
 class ReferenceServer:
-    """The reference sandbox served by uvicorn on a thread (loopback, a free port)."""
+    """The reference sandbox served by uvicorn on a thread (loopback, a free port); with ``tls`` (a
+    :class:`conformance.sandbox.serving.ServerTls`) over HTTPS, requiring a client certificate when it names a client
+    CA; with ``forwarded_allow_ips``, behind a proxy (:class:`conformance.sandbox.serving.ForwardedHeaders`)."""
 
-    def __init__(self, *, faults: Iterable[str] = (), profile=None, test_data=None) -> None:
+    def __init__(self, *, faults: Iterable[str] = (), profile=None, test_data=None, tls=None,
+                 forwarded_allow_ips: str | None = None) -> None:
         import uvicorn
 
         from conformance.sandbox import Sandbox, create_app
+        from conformance.sandbox.serving import ForwardedHeaders
 
         self.sandbox = Sandbox.create(faults=tuple(faults), profile=profile, test_data=test_data)
         self.app = create_app(self.sandbox)
+        self.tls = tls
+        if tls is not None:
+            tls.check()
+        served = ForwardedHeaders(self.app, forwarded_allow_ips) if forwarded_allow_ips else self.app
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="error",
-                                                    access_log=False, lifespan="off"))
+        self.server = uvicorn.Server(uvicorn.Config(served, host="127.0.0.1", port=self.port, log_level="error",
+                                                    access_log=False, lifespan="off", proxy_headers=False,
+                                                    **(tls.uvicorn_options() if tls is not None else {})))
         self.thread = threading.Thread(target=self.server.run, name="obvalidate-reference", daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls is not None else 'http'}://127.0.0.1:{self.port}"
 
     def start(self) -> "ReferenceServer":
         self.thread.start()
@@ -63,13 +75,18 @@ def serving(target: str, *, faults: Iterable[str] = (), profile=None) -> Iterato
         server.stop()
 
 
-def reachable(base_url: str, timeout: float = 10.0) -> str | None:
-    """None when something answers HTTP at ``base_url``, else why not."""
+def reachable(base_url: str, timeout: float = 10.0, tls: TlsOptions | None = None) -> str | None:
+    """None when something answers HTTP at ``base_url`` (with the run's TLS, through the environment's proxy as the
+    run's requests go), else why not: a TLS failure in one sentence starting "TLS:"."""
+    pool = ConnectionPool(1, tls=tls)
     try:
-        httpx.get(base_url + "/", timeout=timeout)
+        with pool.client(timeout=timeout) as client:
+            answer = client.get(base_url + "/")
     except httpx.HTTPError as exc:
-        return f"{base_url} is not reachable: {type(exc).__name__}: {exc}"
-    return None
+        return explain_tls(exc, base_url + "/", tls) or f"{base_url} is not reachable: {type(exc).__name__}: {exc}"
+    finally:
+        pool.close()
+    return explain_answer(answer.status_code, answer.text, tls)
 
 
 def wait_for(base_url: str, seconds: float, *, interval: float = 0.5,

@@ -37,7 +37,7 @@ from validator.context import Context, today_in_oslo
 from validator.signing import SignableRequest, sign_request
 
 from ..model import DECLARED_ANSWER, Expected, check
-from ..session import Disagreement, Exchange, Session, TargetUnreachable, answer_of
+from ..session import Disagreement, Exchange, Session, answer_of
 
 SIGNER_HEADERS = {"digest", "signature", "tpp-signature-certificate", "date"}
 # Headers of HTTP itself, not of the interface, that Schemathesis would vary at random: content negotiation (a random
@@ -266,7 +266,7 @@ def signed_call(session: Session, operation, case, *, negative: bool = False) ->
     except (ValueError, UnicodeError, requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL):
         return None  # a case the HTTP stack or the signer cannot send as is (CR/LF in a header)
     except requests.RequestException as exc:
-        raise TargetUnreachable(f"{case.method} {case.formatted_path}: {type(exc).__name__}: {exc}") from None
+        raise session.unreachable(f"{case.method} {case.formatted_path}", exc) from None
     if auth.sent is None:
         return None
     session.record_case(operation_id, auth.sent)

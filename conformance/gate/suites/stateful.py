@@ -127,6 +127,9 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
         try:
             page = browser.get(url)
         except httpx.HTTPError as exc:  # a link to a page nobody serves (a mock's example host): a finding
+            failure = session.tls_failure(exc, url)
+            if failure:  # the run's TLS, not the page: the run ends saying so
+                raise failure from None
             session.disagree(started, rule=check_id, ref="A24", expected="the SCA page at _links.scaRedirect",
                              message=f"the SCA page {url} could not be reached: {type(exc).__name__}: {exc}")
             raise Broken("sca page") from None

@@ -1,0 +1,235 @@
+"""The gate over TLS, as a bank's PSD2 host serves it: the reference sandbox over HTTPS requiring a TLS client
+certificate from a test CA (made here with ``cryptography``), reached with ``--tls-cert/--tls-key`` and
+``--ca-bundle``. A clean run; each TLS mistake ends the run with exit 2 and one message naming it, never findings;
+``--insecure`` warns and the report records it; ``HTTPS_PROXY`` tunnels the run and ``NO_PROXY`` keeps it direct."""
+from __future__ import annotations
+
+import asyncio
+import json
+import pickle
+
+import pytest
+from click.testing import CliRunner
+
+from conformance.gate.cli import conform
+from conformance.gate.pytest_plugin import __file__ as plugin_file  # noqa: F401 - the plugin must import
+from conformance.gate.runner import RunOptions, run
+from conformance.gate.session import TlsFailure
+from conformance.gate.target import ReferenceServer, reachable
+from conformance.gate.tls import TlsConfigError, TlsOptions
+from conformance.sandbox.serving import ServerTls
+from gate_helpers import LoopbackServer
+from tls_material import material
+
+# a Schemathesis check (the requests adapter), signed clients, and the SCA page's browser (stateful:lifecycle)
+QUICK_CHECKS = "schema:generated-requests,security:unsigned,stateful:lifecycle"
+REQUIRED = "TLS: the target requires a client certificate (--tls-cert/--tls-key)"
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    return material(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture
+def mtls(pki):
+    """The sandbox over HTTPS, requiring a client certificate of the test CA (a fresh one per test: a run's
+    payments are in its books)."""
+    server = ReferenceServer(tls=ServerTls(str(pki.server_cert), str(pki.server_key), str(pki.ca.cert))).start()
+    yield server
+    server.stop()
+
+
+def client_options(pki) -> list[str]:
+    return ["--tls-cert", str(pki.client_cert), "--tls-key", str(pki.client_key)]
+
+
+def gate(url: str, *options: str, checks: str = QUICK_CHECKS):
+    return CliRunner().invoke(conform, ["--target", url, "--max-examples", "1", "--check", checks, *options])
+
+
+def refused(result, message: str) -> None:
+    """Exit 2 with ``message`` on one line, and nothing else: no finding, no report, no traceback."""
+    assert result.exit_code == 2, (result.exit_code, result.output[-3000:])
+    assert f"Error: {message}" in result.output, result.output[-3000:]
+    assert "FAIL" not in result.output and "Traceback" not in result.output and "findings" not in result.output
+    assert result.output.count("TLS:") == 1, result.output
+
+
+# ---------------------------------------------------------------- the right certificates: a clean run
+def test_the_gate_over_mutual_tls_is_clean(pki, mtls):
+    assert mtls.url.startswith("https://")
+    result = gate(mtls.url, *client_options(pki), "--ca-bundle", str(pki.ca.cert), "--format", "json")
+    assert result.exit_code == 0, result.output[-3000:]
+    report = json.loads(result.output[result.output.index("{"):])
+    assert report["summary"]["findings"] == 0 and report["summary"]["failed"] == 0, report["summary"]
+    passed = {o["check"] for o in report["outcomes"] if o["status"] == "passed"}
+    assert set(QUICK_CHECKS.split(",")) <= passed, report["outcomes"]
+    assert report["run"]["tls"] == {"client_certificate": str(pki.client_cert), "ca_bundle": str(pki.ca.cert),
+                                    "verified": True}
+
+
+def test_the_worker_processes_connect_with_the_same_certificates(pki, mtls):
+    result = gate(mtls.url, *client_options(pki), "--ca-bundle", str(pki.ca.cert), "--workers", "2",
+                  checks="security:unsigned,stateful:lifecycle")
+    assert result.exit_code == 0, result.output[-3000:]
+    assert " 0 findings" in result.output
+
+
+# ---------------------------------------------------------------- each mistake: exit 2 and its message
+def test_no_client_certificate(pki, mtls):
+    refused(gate(mtls.url, "--ca-bundle", str(pki.ca.cert)), REQUIRED)
+
+
+def test_a_client_certificate_of_another_ca(pki, mtls):
+    result = gate(mtls.url, "--tls-cert", str(pki.stranger_cert), "--tls-key", str(pki.stranger_key),
+                  "--ca-bundle", str(pki.ca.cert))
+    refused(result, "TLS: the target does not accept the client certificate CN=stranger (issued by CN=other-ca)")
+
+
+def test_an_untrusted_server_certificate_without_the_ca_bundle(pki, mtls):
+    refused(gate(mtls.url, *client_options(pki)),
+            "TLS: the target's certificate is not trusted: unknown CA (issued by CN=test-ca) "
+            "(--ca-bundle FILE, or --insecure)")
+
+
+def test_a_certificate_for_another_host_name(pki):
+    server = ReferenceServer(tls=ServerTls(str(pki.elsewhere_cert), str(pki.elsewhere_key))).start()
+    try:
+        refused(gate(server.url, "--ca-bundle", str(pki.ca.cert)),
+                "TLS: the certificate is for bank.example, not 127.0.0.1")
+    finally:
+        server.stop()
+
+
+def test_https_to_a_port_without_tls():
+    server = ReferenceServer().start()
+    try:
+        refused(gate(server.url.replace("http://", "https://")),
+                f"TLS: 127.0.0.1:{server.port} does not speak TLS (is it http://, not https://?)")
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("mistake, message", [
+    ("missing-key", "TLS: cannot read the client key (--tls-key) {missing}: No such file or directory"),
+    ("garbage-key", "TLS: cannot use the client certificate {cert} with the key {garbage}: they are no PEM "
+                    "certificate and unencrypted PEM key"),
+    ("other-key", "TLS: cannot use the client certificate {cert} with the key {other}: the key (--tls-key) is not "
+                  "the certificate's"),
+    ("garbage-bundle", "TLS: the CA bundle {garbage} holds no usable PEM certificate"),
+    ("key-alone", "TLS: --tls-cert and --tls-key go together"),
+])
+def test_an_unusable_certificate_key_or_bundle_file(pki, mtls, tmp_path, mistake, message):
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not a PEM file\n")
+    missing = tmp_path / "missing.key"
+    options = {"missing-key": ["--tls-cert", str(pki.client_cert), "--tls-key", str(missing)],
+               "garbage-key": ["--tls-cert", str(pki.client_cert), "--tls-key", str(garbage)],
+               "other-key": ["--tls-cert", str(pki.client_cert), "--tls-key", str(pki.stranger_key)],
+               "garbage-bundle": [*client_options(pki), "--ca-bundle", str(garbage)],
+               "key-alone": ["--tls-key", str(pki.client_key)]}[mistake]
+    refused(gate(mtls.url, *options),
+            message.format(missing=missing, cert=pki.client_cert, garbage=garbage, other=pki.stranger_key))
+
+
+def test_a_tls_failure_mid_run_ends_it_with_the_same_message(pki, mtls):
+    """Without the reachability check (a target whose TLS fails only later): the signed clients' requests and
+    Schemathesis' (the requests adapter) end the run with the one TLS message, in this process or a worker's."""
+    no_client_cert = TlsOptions(ca_bundle=str(pki.ca.cert))
+    for checks in (("security:unsigned",), ("schema:generated-requests",)):
+        with pytest.raises(TlsFailure, match=r"^TLS: the target requires a client certificate"):
+            run(RunOptions(mtls.url, ("security", "schema"), checks=checks, max_examples=1, tls=no_client_cert))
+    with pytest.raises(TlsFailure, match=r"^TLS: the target requires a client certificate"):
+        run(RunOptions(mtls.url, ("security", "stateful"), checks=("security:unsigned", "stateful:lifecycle"),
+                       max_examples=1, workers=2, tls=no_client_cert))
+    assert str(pickle.loads(pickle.dumps(TlsFailure(REQUIRED)))) == REQUIRED
+
+
+def test_the_checks_come_before_the_target(pki):
+    with pytest.raises(TlsConfigError, match="--insecure verifies nothing"):
+        TlsOptions(ca_bundle=str(pki.ca.cert), insecure=True)
+    assert reachable("https://127.0.0.1:9", tls=TlsOptions(ca_bundle=str(pki.ca.cert))).startswith(
+        "https://127.0.0.1:9 is not reachable: ConnectError")
+
+
+# ---------------------------------------------------------------- --insecure
+def test_insecure_runs_unverified_warns_and_the_report_says_so(pki, mtls, tmp_path):
+    result = gate(mtls.url, *client_options(pki), "--insecure", "--report-dir", str(tmp_path), checks="security:unsigned")
+    assert result.exit_code == 0, result.output[-3000:]
+    assert "Warning: --insecure: the target's certificate is not verified" in result.output
+    assert "TLS: the target's certificate was not verified (--insecure)" in result.output
+    report = json.loads((tmp_path / "conform.json").read_text())
+    assert report["run"]["tls"]["verified"] is False
+
+
+def test_the_reproducer_carries_the_tls_options(pki):
+    from conformance.client import PreparedRequest
+    from conformance.gate.session import curl
+
+    request = PreparedRequest("GET", "/v1/x", [("X-Request-ID", "1")], b"")
+    mutual = TlsOptions(str(pki.client_cert), str(pki.client_key), str(pki.ca.cert))
+    assert f"curl -sS -i --cert {pki.client_cert} --key {pki.client_key} --cacert {pki.ca.cert} -X GET" \
+        in curl("https://bank.example", request, tls=mutual)
+    assert "curl -sS -i --insecure -X GET" in curl("https://bank.example", request, tls=TlsOptions(insecure=True))
+
+
+# ---------------------------------------------------------------- HTTPS_PROXY and NO_PROXY
+class ConnectProxy(LoopbackServer):
+    """An HTTP proxy answering CONNECT with a tunnel (as a corporate proxy does for https); ``tunnels`` the
+    CONNECT targets it was asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tunnels: list[str] = []
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        method, target, _ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)
+        if method != "CONNECT":
+            writer.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+            writer.close()
+            return
+        self.tunnels.append(target)
+        host, port = target.rsplit(":", 1)
+        upstream_reader, upstream_writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await writer.drain()
+        await asyncio.wait([asyncio.ensure_future(_pipe(reader, upstream_writer)),
+                            asyncio.ensure_future(_pipe(upstream_reader, writer))],
+                           return_when=asyncio.FIRST_COMPLETED)
+        upstream_writer.close()
+        writer.close()
+
+
+async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    try:
+        while data := await source.read(65536):
+            sink.write(data)
+            await sink.drain()
+    except (ConnectionError, OSError):
+        pass
+
+
+@pytest.fixture
+def proxy(monkeypatch):
+    server = ConnectProxy().start()
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
+                 "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", server.url)
+    yield server
+    server.stop()
+
+
+def test_https_proxy_tunnels_every_connection_of_the_run(pki, mtls, proxy):
+    result = gate(mtls.url, *client_options(pki), "--ca-bundle", str(pki.ca.cert))
+    assert result.exit_code == 0, result.output[-3000:]
+    assert proxy.tunnels and set(proxy.tunnels) == {f"127.0.0.1:{mtls.port}"}, proxy.tunnels
+
+
+def test_no_proxy_keeps_loopback_direct(pki, mtls, proxy, monkeypatch):
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    result = gate(mtls.url, *client_options(pki), "--ca-bundle", str(pki.ca.cert), checks="security:unsigned")
+    assert result.exit_code == 0, result.output[-3000:]
+    assert proxy.tunnels == []
