@@ -154,8 +154,8 @@ def explain(exc: BaseException, url: str, options: TlsOptions | None, *, probe: 
                 return f"TLS: {host}:{parts.port or 443} does not speak TLS (is it http://, not https://?)"
             return f"TLS: the handshake with {host} failed: {reason or error}"
     if parts.scheme == "https" and probe and _closed_unanswered(exc):
-        asked = _asks_for_certificate(parts, options)
-        if asked:
+        seen = _handshake(parts, options, ask=True)
+        if seen.asked_for_certificate and seen.answered is False:
             return _refused("it closed the connection without an answer", options)
     return None
 
@@ -205,11 +205,21 @@ def _names(certificate) -> list[str]:
     return names or ["no name"]
 
 
-def _handshake(parts, options: TlsOptions, seen: list | None = None):
-    """The target's certificate from a handshake of our own that verifies nothing (None when it cannot be had);
-    with ``seen``, the handshake's messages (type, message type) as they arrive. Directly: not through a proxy."""
+@dataclass
+class _Seen:
+    certificate: object = None                 # the target's certificate (cryptography), None when none was had
+    asked_for_certificate: bool = False        # its handshake had a CertificateRequest
+    answered: bool | None = None               # with ``ask``: whether a request got any answer on the connection
+
+
+def _handshake(parts, options: TlsOptions, *, ask: bool = False) -> _Seen:
+    """A handshake of our own with the target that verifies nothing (directly, not through a proxy): its
+    certificate, whether it asked for a client certificate (given ours, if any) and, with ``ask``, whether a request
+    sent then gets any answer at all (a target refusing the client certificate closes the connection instead)."""
     from cryptography import x509
 
+    seen = _Seen()
+    messages: list = []
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
@@ -218,32 +228,32 @@ def _handshake(parts, options: TlsOptions, seen: list | None = None):
             context.load_cert_chain(options.cert, options.key)
         except (OSError, ssl.SSLError):
             pass
-    if seen is not None and hasattr(context, "_msg_callback"):  # CPython's handshake trace (no public API says it)
+    if hasattr(context, "_msg_callback"):  # CPython's handshake trace (no public API tells a CertificateRequest)
         context._msg_callback = lambda _conn, direction, _v, content, message, _data: \
-            seen.append((content, message)) if direction == "read" else None
+            messages.append((int(content), int(message))) if direction == "read" else None
     host = parts.hostname or ""
+    der = None
     try:
         with socket.create_connection((host, parts.port or 443), timeout=PROBE_TIMEOUT) as raw:
             server_name = None if _is_address(host) else host
             with context.wrap_socket(raw, server_hostname=server_name) as tls:
                 der = tls.getpeercert(binary_form=True)
+                if ask:
+                    seen.answered = False
+                    tls.sendall(f"HEAD / HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n".encode())
+                    seen.answered = bool(tls.recv(1))
     except (OSError, ValueError):
-        return None
+        pass
+    seen.asked_for_certificate = (_HANDSHAKE, _CERTIFICATE_REQUEST) in messages
     try:
-        return x509.load_der_x509_certificate(der) if der else None
+        seen.certificate = x509.load_der_x509_certificate(der) if der else None
     except ValueError:
-        return None
+        pass
+    return seen
 
 
 def _server_certificate(parts, options: TlsOptions):
-    return _handshake(parts, options)
-
-
-def _asks_for_certificate(parts, options: TlsOptions) -> bool:
-    """Whether the target's handshake asks for a client certificate (a CertificateRequest message)."""
-    seen: list = []
-    _handshake(parts, options, seen)
-    return (_HANDSHAKE, _CERTIFICATE_REQUEST) in [(int(c), int(m)) for c, m in seen]
+    return _handshake(parts, options).certificate
 
 
 def _is_address(host: str) -> bool:

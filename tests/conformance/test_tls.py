@@ -7,12 +7,16 @@ from __future__ import annotations
 import asyncio
 import json
 import pickle
+import socket
+import ssl
+import subprocess
+import sys
+import threading
 
 import pytest
 from click.testing import CliRunner
 
 from conformance.gate.cli import conform
-from conformance.gate.pytest_plugin import __file__ as plugin_file  # noqa: F401 - the plugin must import
 from conformance.gate.runner import RunOptions, run
 from conformance.gate.session import TlsFailure
 from conformance.gate.target import ReferenceServer, reachable
@@ -111,6 +115,56 @@ def test_https_to_a_port_without_tls():
         server.stop()
 
 
+class AlertingServer:
+    """A TLS server requiring a client certificate of ``ca`` that, as nginx or Envoy do, says why it refuses one with
+    a TLS alert (certificate required, unknown CA) before closing; it answers a certificate it accepts with 404."""
+
+    def __init__(self, pki) -> None:
+        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(pki.ca.cert))
+        self.context.load_cert_chain(str(pki.server_cert), str(pki.server_key))
+        self.context.verify_mode = ssl.CERT_REQUIRED
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.url = f"https://127.0.0.1:{self.port}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                raw, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._connection, args=(raw,), daemon=True).start()
+
+    def _connection(self, raw: socket.socket) -> None:
+        raw.settimeout(5)
+        try:
+            with self.context.wrap_socket(raw, server_side=True) as tls:
+                tls.recv(4096)
+                tls.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        except OSError:  # the handshake refused the client's certificate: OpenSSL has sent its alert
+            raw.close()
+
+    def stop(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture
+def alerting(pki):
+    server = AlertingServer(pki)
+    yield server
+    server.stop()
+
+
+def test_a_target_saying_why_with_a_tls_alert(pki, alerting):
+    refused(gate(alerting.url, "--ca-bundle", str(pki.ca.cert)), REQUIRED)
+    refused(gate(alerting.url, "--tls-cert", str(pki.stranger_cert), "--tls-key", str(pki.stranger_key),
+                 "--ca-bundle", str(pki.ca.cert)),
+            "TLS: the target does not accept the client certificate CN=stranger (issued by CN=other-ca): unknown CA")
+    assert reachable(alerting.url, tls=TlsOptions(str(pki.client_cert), str(pki.client_key), str(pki.ca.cert))) \
+        is None
+
+
 @pytest.mark.parametrize("mistake, message", [
     ("missing-key", "TLS: cannot read the client key (--tls-key) {missing}: No such file or directory"),
     ("garbage-key", "TLS: cannot use the client certificate {cert} with the key {garbage}: they are no PEM "
@@ -151,6 +205,23 @@ def test_the_checks_come_before_the_target(pki):
         TlsOptions(ca_bundle=str(pki.ca.cert), insecure=True)
     assert reachable("https://127.0.0.1:9", tls=TlsOptions(ca_bundle=str(pki.ca.cert))).startswith(
         "https://127.0.0.1:9 is not reachable: ConnectError")
+
+
+# ---------------------------------------------------------------- the pytest plugin
+def plugin(tmp_path, url: str, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "conformance.gate.pytest_plugin", "--ob-target", url,
+                           "--ob-check", "security:unsigned,stateful:lifecycle", "--ob-max-examples", "1", *options,
+                           "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+
+def test_the_pytest_plugin_over_mutual_tls(pki, mtls, tmp_path):
+    done = plugin(tmp_path, mtls.url, "--ob-tls-cert", str(pki.client_cert), "--ob-tls-key", str(pki.client_key),
+                  "--ob-ca-bundle", str(pki.ca.cert))
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
+    done = plugin(tmp_path, mtls.url, "--ob-ca-bundle", str(pki.ca.cert))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert REQUIRED in done.stdout + done.stderr and "failed" not in done.stdout, done.stdout + done.stderr
 
 
 # ---------------------------------------------------------------- --insecure
