@@ -304,3 +304,11 @@ def test_no_proxy_keeps_loopback_direct(pki, mtls, proxy, monkeypatch):
     result = gate(mtls.url, *client_options(pki), "--ca-bundle", str(pki.ca.cert), checks="security:unsigned")
     assert result.exit_code == 0, result.output[-3000:]
     assert proxy.tunnels == []
+
+
+def test_replay_refuses_the_tls_options_it_does_not_take_yet(pki, tmp_path):
+    report = tmp_path / "conform.json"
+    report.write_text('{"findings": []}')
+    result = CliRunner().invoke(conform, ["--target", "https://127.0.0.1:9", "--replay", str(report),
+                                          *client_options(pki)])
+    assert result.exit_code == 2 and "--replay does not take the TLS options" in result.output, result.output
