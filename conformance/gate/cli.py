@@ -264,8 +264,11 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     progress = Progress(sys.stderr.isatty() and fmt == "text")
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
-            problem = wait_for(base_url, wait_for_target, problem_of=lambda url, t: reachable(url, t, tls=tls)) \
-                if wait_for_target is not None else reachable(base_url, tls=tls)
+            def problem_of(url: str, timeout: float = 10.0) -> str | None:
+                return reachable(url, timeout, tls=tls, headers=gateway_headers)
+
+            problem = wait_for(base_url, wait_for_target, problem_of=problem_of) if wait_for_target is not None \
+                else problem_of(base_url)
             if problem:
                 raise click.ClickException(problem)
             options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns,

@@ -86,7 +86,7 @@ class _Run:
             profile = Profile.load(opt("--ob-profile")) if opt("--ob-profile") else DEFAULT_PROFILE
             self._serving = serving(opt("--ob-target"), profile=profile if opt("--ob-profile") else None)
             base_url = self._serving.__enter__()
-            problem = reachable(base_url, tls=tls)
+            problem = reachable(base_url, tls=tls, headers=gateway_options(opt).headers)
             if problem:
                 pytest.exit(problem, returncode=2)
             identities = Identities.throwaway()

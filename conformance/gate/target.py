@@ -10,7 +10,7 @@ from typing import Callable, Iterable, Iterator
 
 import httpx
 
-from .pool import ConnectionPool
+from .pool import ConnectionPool, GatewayOptions, Unanswered
 from .tls import TlsOptions, explain as explain_tls, explain_answer
 
 REFERENCE = "reference"
@@ -75,15 +75,18 @@ def serving(target: str, *, faults: Iterable[str] = (), profile=None) -> Iterato
         server.stop()
 
 
-def reachable(base_url: str, timeout: float = 10.0, tls: TlsOptions | None = None) -> str | None:
-    """None when something answers HTTP at ``base_url`` (with the run's TLS, through the environment's proxy as the
-    run's requests go), else why not: a TLS failure in one sentence starting "TLS:"."""
-    pool = ConnectionPool(1, tls=tls)
+def reachable(base_url: str, timeout: float = 10.0, tls: TlsOptions | None = None,
+              headers: tuple[tuple[str, str], ...] = ()) -> str | None:
+    """None when something answers HTTP at ``base_url`` (with the run's TLS and gateway ``headers``, through the
+    environment's proxy as the run's requests go), else why not: a TLS failure in one sentence starting "TLS:"."""
+    pool = ConnectionPool(1, GatewayOptions(headers), origin=base_url, tls=tls)
     try:
         with pool.client(timeout=timeout) as client:
             answer = client.get(base_url + "/")
     except httpx.HTTPError as exc:
         return explain_tls(exc, base_url + "/", tls) or f"{base_url} is not reachable: {type(exc).__name__}: {exc}"
+    except Unanswered:  # 429 each time, or slower than the timeout while answering a probe: it answers
+        return None
     finally:
         pool.close()
     return explain_answer(answer.status_code, answer.text, tls)
