@@ -663,16 +663,22 @@ def profile_schema_command() -> None:
 
 
 @profile_group.command("check")
-@click.argument("profile_file", metavar="PROFILE", type=click.Path(dir_okay=False))
-def profile_check_command(profile_file: str) -> None:
-    """Check a profile against the schema: exit 0 when usable, 2 with the first problem otherwise."""
+@click.argument("profile_files", metavar="PROFILE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def profile_check_command(profile_files: tuple[str, ...]) -> None:
+    """Check profiles against the schema: exit 0 when every one is usable, 2 otherwise, with each one's first
+    problem (several files at once, as a pre-commit hook passes them)."""
     from .context import ConfigError, Profile
 
-    try:
-        profile = Profile.load(profile_file)
-    except ConfigError as exc:
-        raise InputError(str(exc)) from None
-    click.echo(f"{profile_file}: a valid profile ({profile.name})")
+    problems = []
+    for profile_file in profile_files:
+        try:
+            profile = Profile.load(profile_file)
+        except ConfigError as exc:
+            problems.append(str(exc))
+            continue
+        click.echo(f"{profile_file}: a valid profile ({profile.name})")
+    if problems:
+        raise InputError("\n".join(problems))
 
 
 # ------------------------------------------------------------------ signing (TPP side)

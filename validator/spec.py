@@ -23,10 +23,24 @@ class SpecError(Exception):
 
 
 def default_spec_path() -> Path:
+    """``$OBVALIDATE_SPEC``; else the checkout's spec/openapi.yaml (an editable install, the tests); else the copy an
+    installed package carries in share/obvalidate under its scheme's data directory (pyproject.toml's data-files)."""
     env = os.environ.get(SPEC_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "spec" / "openapi.yaml"
+    checkout = Path(__file__).resolve().parent.parent / "spec" / "openapi.yaml"
+    if checkout.is_file():
+        return checkout
+    from importlib import metadata  # only an installed copy gets here: its RECORD names where the spec went
+
+    try:
+        files = metadata.files("obvalidate") or ()
+    except metadata.PackageNotFoundError:
+        files = ()
+    for file in files:
+        if file.name == "openapi.yaml" and file.parent.name == "obvalidate":
+            return Path(file.locate())
+    return checkout
 
 
 def _parse_yaml(text: bytes) -> dict:

@@ -12,6 +12,7 @@ import click
 
 from .model import SUITES
 from .pool import DEFAULT_MAX_CONNECTIONS
+from .progress import Progress, progress_mode
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_IMPOSSIBLE = 0, 1, 2
 
@@ -78,30 +79,6 @@ def _tls(cert, key, ca_bundle, insecure):
         click.echo("Warning: --insecure: the target's certificate is not verified; anyone on the way can read and "
                    "alter the run's requests. The report records it.", err=True)
     return tls
-
-
-class Progress:
-    """A live line per check on a terminal; nothing otherwise."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.done = 0
-        self.failed = 0
-
-    def __call__(self, event: str, check_id: str, outcome) -> None:
-        if not self.enabled:
-            return
-        if event == "start":
-            click.echo(f"\r\033[K{self.done} done, {self.failed} failed · {check_id} …", nl=False, err=True)
-            return
-        self.done += 1
-        if outcome is not None and outcome.status == "failed":
-            self.failed += 1
-            click.echo(f"\r\033[K✗ {check_id} [{outcome.operation}]", err=True)
-
-    def close(self) -> None:
-        if self.enabled:
-            click.echo("\r\033[K", nl=False, err=True)
 
 
 def _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections,
@@ -177,9 +154,14 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
               help="Poll the target until it answers, for at most S seconds (a server still starting), then run; "
                    "exit 2 if it never answers.")
 @click.option("--report-dir", type=click.Path(file_okay=False),
-              help="Write conform.json, conform.junit.xml, conform.html and coverage.json here.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit"]), default="text", show_default=True,
-              help="What to print on standard output.")
+              help="Write conform.json, conform.junit.xml, conform.html, conform.sarif and coverage.json here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "github", "sarif"]), default="text",
+              show_default=True,
+              help="What to print on standard output: github prints workflow annotations (one per finding), sarif a "
+                   "SARIF 2.1.0 log.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress on standard error (by default a live line on a terminal, plain periodic lines "
+                   "otherwise).")
 @click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Compare with a baseline (--write-baseline): each finding is known or new, the summary counts "
                    "known, new and resolved; exit 1 only for new findings.")
@@ -210,7 +192,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             fmt: str, faults: tuple[str, ...], baseline_path: str | None = None, write_baseline: str | None = None,
             full_curl: bool = False, replay_path: str | None = None, finding_names: tuple[str, ...] = (),
             tls_cert: str | None = None, tls_key: str | None = None, ca_bundle: str | None = None,
-            insecure: bool = False) -> None:
+            insecure: bool = False, quiet: bool = False) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
 
     Suites: schema (Schemathesis positive generation per operation, every answer checked against the spec and the
@@ -224,17 +206,14 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     import json
 
     from . import report
-    from .runner import RunOptions, run
+    from .runner import RunOptions, run, selected
     from .session import TargetUnreachable, TlsFailure
     from .target import REFERENCE, reachable, serving, wait_for
 
     chosen = _suites(suites)
     patterns = tuple(p.strip() for p in check_patterns.split(",") if p.strip())
-    if patterns:
-        from .runner import selected
-
-        if not selected(chosen, patterns):
-            raise ConformUsageError(f"no check of the suites {', '.join(chosen)} matches {check_patterns!r}")
+    if patterns and not selected(chosen, patterns):
+        raise ConformUsageError(f"no check of the suites {', '.join(chosen)} matches {check_patterns!r}")
     identities = _identities(cert, key, second_cert, second_key)
     gateway_headers = _headers(headers)
     if faults and target != REFERENCE:
@@ -261,7 +240,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
 
         _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections, fmt,
                 GatewayOptions(gateway_headers, rate_limit, request_timeout), wait_for_target)
-    progress = Progress(sys.stderr.isatty() and fmt == "text")
+    progress = Progress(progress_mode(quiet, fmt), selected(chosen, patterns))
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
             def problem_of(url: str, timeout: float = 10.0) -> str | None:
@@ -271,6 +250,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
                 else problem_of(base_url)
             if problem:
                 raise click.ClickException(problem)
+            progress.start(base_url)
             options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns,
                                  max_connections, tls=tls)
             options.full_curl = full_curl
@@ -289,8 +269,9 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
         click.echo(f"Error: {exc.format_message()}", err=True)
         sys.exit(EXIT_IMPOSSIBLE)
     except ValueError as exc:  # an unknown fault switch
+        progress.close()
         raise ConformUsageError(str(exc)) from None
-    progress.close()
+    progress.close(result)
     result.baseline = known
     if write_baseline:
         _write_baseline(result, write_baseline)
@@ -300,6 +281,10 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
         click.echo(json.dumps(report.as_json(result), indent=2, ensure_ascii=False))
     elif fmt == "junit":
         click.echo(report.junit(result), nl=False)
+    elif fmt == "github":
+        click.echo(report.github(result), nl=False)
+    elif fmt == "sarif":
+        click.echo(report.sarif(result), nl=False)
     else:
         click.echo(report.text(result), nl=False)
     gating = [g for g in report.groups(result) if g.baseline != "known"]   # with a baseline, the new findings

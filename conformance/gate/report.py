@@ -27,6 +27,7 @@ from typing import Any
 from validator.rules import catalogue
 from validator.spec import Spec, load_spec
 
+from . import ci
 from .baseline import Comparison, compare
 from .model import REGISTRY, FindingGroup, grouped, printable
 from .runner import RunResult
@@ -215,18 +216,28 @@ def text(result: RunResult) -> str:
     comparison = baseline_comparison(result)
     for entry in comparison.resolved if comparison else ():
         lines.append(f"resolved: {entry.fingerprint} {printable(entry.title)}")   # the file's words: escaped
-    repeated = f" ({s['occurrences']} sightings)" if s["occurrences"] != s["findings"] else ""
-    lines.append(f"{s['checks']} checks, {s['outcomes']} check × operation outcomes: {s['passed']} passed, "
-                 f"{s['failed']} failed, {s['not-exercised']} not exercised, {s['error']} errors; "
-                 f"{s['findings']} findings{repeated}; {s['cases']} requests in {result.seconds:.1f} s "
-                 f"(seed {result.options.seed}) against {result.base_url}")
+    lines.append(summary_line(result, s))
     if comparison:
-        b = s["baseline"]
-        lines.append(f"baseline {b['file']}: {b['known']} known, {b['new']} new, {b['resolved']} resolved, "
-                     f"{b['not_rechecked']} not rechecked (their checks did not run on their operations)")
+        lines.append(baseline_line(s))
     if result.options.tls is not None and result.options.tls.insecure:
         lines.append("TLS: the target's certificate was not verified (--insecure)")
     return "\n".join(lines) + "\n"
+
+
+def baseline_line(s: dict[str, Any]) -> str:
+    b = s["baseline"]
+    return (f"baseline {b['file']}: {b['known']} known, {b['new']} new, {b['resolved']} resolved, "
+            f"{b['not_rechecked']} not rechecked (their checks did not run on their operations)")
+
+
+def summary_line(result: RunResult, s: dict[str, Any] | None = None) -> str:
+    """The text report's last line: the outcomes, findings and requests of the run."""
+    s = s or summary(result)
+    repeated = f" ({s['occurrences']} sightings)" if s["occurrences"] != s["findings"] else ""
+    return (f"{s['checks']} checks, {s['outcomes']} check × operation outcomes: {s['passed']} passed, "
+            f"{s['failed']} failed, {s['not-exercised']} not exercised, {s['error']} errors; "
+            f"{s['findings']} findings{repeated}; {s['cases']} requests in {result.seconds:.1f} s "
+            f"(seed {result.options.seed}) against {result.base_url}")
 
 
 def junit(result: RunResult) -> str:
@@ -266,6 +277,20 @@ def junit(result: RunResult) -> str:
                 ET.SubElement(case, "skipped", message=o.reason)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def github(result: RunResult, spec: Spec | None = None) -> str:
+    """GitHub Actions workflow annotations: an ``::error`` per finding, a ``::notice`` with the summary."""
+    s = summary(result)
+    line = summary_line(result, s) + (f"; {baseline_line(s)}" if s.get("baseline") else "")
+    return ci.github(groups(result), line, spec or load_spec())
+
+
+def sarif(result: RunResult, spec: Spec | None = None) -> str:
+    """A SARIF 2.1.0 log: a result per finding, its fingerprint in ``partialFingerprints``."""
+    run = {"target": result.base_url, "seed": result.options.seed, "suites": list(result.options.suites),
+           "summary": summary(result)}
+    return ci.sarif(groups(result), spec or load_spec(), run)
 
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2733}h1{font-size:1.4rem}
@@ -346,7 +371,7 @@ def _headers_html(headers: dict[str, str]) -> str:
 
 
 def write(result: RunResult, directory: str | Path, spec: Spec | None = None) -> list[Path]:
-    """conform.json, conform.junit.xml, conform.html and coverage.json in ``directory``."""
+    """conform.json, conform.junit.xml, conform.html, conform.sarif and coverage.json in ``directory``."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     data = as_json(result, spec)
@@ -354,6 +379,7 @@ def write(result: RunResult, directory: str | Path, spec: Spec | None = None) ->
         "conform.json": json.dumps(data, indent=2, ensure_ascii=False) + "\n",
         "conform.junit.xml": junit(result),
         "conform.html": html_report(result, spec),
+        "conform.sarif": sarif(result, spec),
         "coverage.json": json.dumps(data["coverage"], indent=2, ensure_ascii=False) + "\n",
     }
     written = []

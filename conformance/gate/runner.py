@@ -26,7 +26,9 @@ from .tls import TlsOptions
 
 # Suites whose generated cases may reset the sandbox's state (initializeSandbox) or run its batch.
 RESETTING_SUITES = ("schema", "negative")
-Progress = Callable[[str, str, Outcome | None], None]  # (event "start"|"done", check id, outcome)
+# (event, name, outcome): "start" and "done" name a check (done: one of its outcomes), "suite" a suite all of whose
+# checks have ended (in a worker process: when its outcomes arrive).
+Progress = Callable[[str, str, Outcome | None], None]
 
 
 @dataclass
@@ -101,7 +103,8 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
     result = RunResult(options.base_url, options)
     started = time.perf_counter()
     try:
-        for chk in selected(suites, options.checks):
+        chosen = selected(suites, options.checks)
+        for i, chk in enumerate(chosen):
             if progress:
                 progress("start", chk.id, None)
             session.begin(chk.suite, chk.id)
@@ -128,6 +131,8 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
             if progress:
                 for o in new:
                     progress("done", chk.id, o)
+                if i + 1 == len(chosen) or chosen[i + 1].suite != chk.suite:
+                    progress("suite", chk.suite, None)
         result.outcomes = list(session.outcomes.values())
         result.cases = list(session.cases)
         result.exercised_rules = set(session.exercised_rules)
@@ -196,9 +201,10 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
             futures = [(suite, pool.submit(_worker, plain, pems, suite)) for suite in phase]
             for suite, future in futures:
                 part = future.result()
-                for o in part.outcomes:
-                    if progress:
+                if progress:
+                    for o in part.outcomes:
                         progress("done", o.check, o)
+                    progress("suite", suite, None)
                 result.outcomes.extend(part.outcomes)
                 result.cases.extend(part.cases)
                 result.exercised_rules |= part.exercised_rules

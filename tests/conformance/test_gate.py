@@ -137,10 +137,10 @@ def test_conform_writes_reports_and_exits_0_when_clean(tmp_path):
     result = CliRunner().invoke(conform, ["--check", "security:unsigned,stateful:logical-duplicate", "--workers", "2",
                                           "--report-dir", str(tmp_path), "--format", "json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)   # the progress lines go to standard error
     assert data["summary"]["findings"] == 0 and data["summary"]["passed"] >= 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["conform.html", "conform.json", "conform.junit.xml",
-                                                          "coverage.json"]
+                                                          "conform.sarif", "coverage.json"]
     suites = ET.parse(tmp_path / "conform.junit.xml").getroot()
     cases = [(c.get("classname"), c.get("name")) for c in suites.iter("testcase")]
     assert ("security.security:unsigned", "createSepaCreditTransfer") in cases
