@@ -181,15 +181,29 @@ def test_the_action_waits_for_the_target_and_gates_it(installed, tmp_path):
     assert re.search(r"^obvalidate conform: ended: 1/1 checks, 0 findings", result.stderr, re.M), result.stderr
 
 
-def test_the_action_fails_with_annotations_on_findings(installed, tmp_path):
+def test_the_action_fails_with_annotations_on_findings_and_passes_with_their_baseline(installed, tmp_path):
+    env, _ = installed
+    baseline = tmp_path / "conform-baseline.json"
+    gate = dict(suites="stateful", checks="stateful:lifecycle", max_examples="1")
     with SandboxProcess(tmp_path / "sandbox.db", faults=("created-200",)) as server:
-        result, report_dir = run_the_action(installed, tmp_path, target=server.url, suites="stateful",
-                                            checks="stateful:lifecycle", max_examples="1", args="--workers 1 -q")
+        result, report_dir = run_the_action(installed, tmp_path, target=server.url, args="--workers 1 -q", **gate)
+        written = subprocess.run(["obvalidate", "conform", "--target", server.url, "--suite", "stateful", "--check",
+                                  "stateful:lifecycle", "--max-examples", "1", "-q", "--write-baseline",
+                                  str(baseline)], env=env, capture_output=True, text=True, timeout=300)
+        assert written.returncode == 1 and baseline.is_file(), written.stderr
+        (tmp_path / "workspace").rename(tmp_path / "first")
+        known, _ = run_the_action(installed, tmp_path, target=server.url, baseline=str(baseline), **gate)
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stderr == ""   # -q from args
     errors = [line for line in result.stdout.splitlines() if line.startswith("::error title=")]
-    assert errors and any("created" in e or "201" in e for e in errors), result.stdout
+    assert errors and any("201" in e for e in errors), result.stdout
     assert (report_dir / "conform.sarif").is_file() and report_dir.name == "conform-report"
+    # The same findings, known: warnings, and the step passes.
+    assert known.returncode == 0, known.stdout + known.stderr
+    warnings = [line for line in known.stdout.splitlines() if line.startswith("::warning title=")]
+    assert len(warnings) == len(errors) and not [line for line in known.stdout.splitlines()
+                                                  if line.startswith("::error")]
+    assert "known (in the baseline)" in warnings[0] and "baseline " in known.stdout.splitlines()[-1]
 
 
 def test_the_action_exits_2_when_the_run_cannot_happen(installed, tmp_path):
