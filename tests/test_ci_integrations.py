@@ -95,7 +95,7 @@ def installed(tmp_path_factory):
 # ---------------------------------------------------------------- the Action
 def test_the_action_is_a_composite_action_with_its_inputs():
     assert ACTION["runs"]["using"] == "composite"
-    for name in ("target", "cert", "key", "tls-cert", "tls-key", "profile", "suites", "checks", "seed",
+    for name in ("target", "cert", "key", "tls-cert", "tls-key", "ca-bundle", "profile", "suites", "checks", "seed",
                  "max-examples", "wait-for-target", "baseline", "report-dir", "args", "headers"):
         assert name in ACTION["inputs"], name
     upload = steps()[-1]
