@@ -16,7 +16,7 @@ from conformance.gate.cli import conform
 from conformance.gate.pool import DEFAULT_MAX_CONNECTIONS
 from conformance.gate.runner import worker_connections
 from conformance.gate.target import ReferenceServer
-from gate_helpers import LoopbackServer
+from gate_helpers import LoopbackServer, pipe
 
 
 class LimitedProxy(LoopbackServer):
@@ -40,8 +40,8 @@ class LimitedProxy(LoopbackServer):
         self.peak = max(self.peak, self.open)
         try:
             upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
-            directions = [asyncio.ensure_future(_pipe(reader, upstream_writer)),
-                          asyncio.ensure_future(_pipe(upstream_reader, writer))]
+            directions = [asyncio.ensure_future(pipe(reader, upstream_writer)),
+                          asyncio.ensure_future(pipe(upstream_reader, writer))]
             _done, pending = await asyncio.wait(directions, return_when=asyncio.FIRST_COMPLETED)
             for task in pending:
                 task.cancel()
@@ -56,15 +56,6 @@ class LimitedProxy(LoopbackServer):
         while self.open and time.monotonic() < deadline:
             time.sleep(0.05)
         return self.open
-
-
-async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-    try:
-        while data := await source.read(65536):
-            sink.write(data)
-            await sink.drain()
-    except (ConnectionError, OSError):
-        pass
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from conformance.gate.session import TlsFailure
 from conformance.gate.target import ReferenceServer, reachable
 from conformance.gate.tls import TlsConfigError, TlsOptions
 from conformance.sandbox.serving import ServerTls
-from gate_helpers import LoopbackServer
+from gate_helpers import LoopbackServer, pipe
 from tls_material import material
 
 # a Schemathesis check (the requests adapter), signed clients, and the SCA page's browser (stateful:lifecycle)
@@ -266,20 +266,11 @@ class ConnectProxy(LoopbackServer):
         upstream_reader, upstream_writer = await asyncio.open_connection(host, int(port))
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         await writer.drain()
-        await asyncio.wait([asyncio.ensure_future(_pipe(reader, upstream_writer)),
-                            asyncio.ensure_future(_pipe(upstream_reader, writer))],
+        await asyncio.wait([asyncio.ensure_future(pipe(reader, upstream_writer)),
+                            asyncio.ensure_future(pipe(upstream_reader, writer))],
                            return_when=asyncio.FIRST_COMPLETED)
         upstream_writer.close()
         writer.close()
-
-
-async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-    try:
-        while data := await source.read(65536):
-            sink.write(data)
-            await sink.drain()
-    except (ConnectionError, OSError):
-        pass
 
 
 @pytest.fixture

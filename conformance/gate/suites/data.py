@@ -68,17 +68,18 @@ class Resources:
     @property
     def account(self) -> str:
         """An account id of the target's data (the first listed)."""
-        for c in self.customers:
-            if c.accounts:
-                return c.accounts[0]
-        raise NotExercised(reason(NO_TEST_DATA, "account"))
+        return self._first("accounts", "account")
 
     @property
     def card_account(self) -> str:
-        for c in self.customers:
-            if c.card_accounts:
-                return c.card_accounts[0]
-        raise NotExercised(reason(NO_TEST_DATA, "card account"))
+        """A card account id of the target's data (the first listed)."""
+        return self._first("card_accounts", "card account")
+
+    def _first(self, member: str, what: str) -> str:
+        found = next((ids[0] for c in self.customers if (ids := getattr(c, member))), None)
+        if found is None:
+            raise NotExercised(reason(NO_TEST_DATA, what))
+        return found
 
     def accounts_of(self, number: str) -> tuple[str, ...]:
         return next((c.accounts for c in self.customers if c.number == number), ())
