@@ -348,12 +348,14 @@ class SpecStrategies:
         units = self.spec.minor_units
         currencies = [c for c in self.spec.code_set("CurrencyCode") if c in units]
         currency_strategy = st.just(currency) if currency else st.sampled_from(currencies)
-        response = self.response
+        response, realistic = self.response, self.realistic
 
         @st.composite
         def build(draw, cur: str) -> dict:
             digits = units[cur]
-            fraction_length = digits if response else draw(st.integers(0, digits))
+            # a response, and a realistic request (what a TPP sends, valid under either A9 reading: at most or
+            # exactly the minor units), carry every minor-unit digit; the full range of a request draws fewer too
+            fraction_length = digits if response or realistic else draw(st.integers(0, digits))
             whole = draw(st.one_of(st.integers(0, 999), st.integers(0, 10**integer_digits - 1)))
             fraction = draw(st.text(string.digits, min_size=fraction_length, max_size=fraction_length))
             if not response and whole == 0 and not fraction.strip("0"):

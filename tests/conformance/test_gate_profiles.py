@@ -48,7 +48,25 @@ CHOICES = [
     pytest.param({"absent-operations": ["runSandboxBatch"]}, ("stateful:lifecycle", "stateful:cancellation"), "A25",
                  ABSENT_IN_PROFILE, id="A25-no-batch-run-operation"),
     pytest.param({"payment-baskets": "one"}, ("stateful:basket-membership",), "A34", None, id="A34-one-basket"),
+    pytest.param({"logical-duplicates": "allowed"}, ("stateful:logical-duplicate",), "A30", None,
+                 id="A30-duplicates-allowed"),
 ]
+
+
+def test_a_target_wanting_exact_minor_units_is_sent_them_by_every_fixture(identities, tmp_path):
+    """A9 with amount-digits: exact: the realistic requests the checks start from, the scenarios' payments and the
+    read-back's amounts carry every minor-unit digit, so nothing is refused for the gate's own fixtures."""
+    profile_file = tmp_path / "exact.yaml"
+    profile_file.write_text(yaml.safe_dump({"name": "exact digits", "amount-digits": "exact"}), encoding="utf-8")
+    checks = ("semantic:amount-minor-units", "semantic:header-format", "stateful:read-back",
+              "stateful:basket-reference-mix", "stateful:products-offered")
+    server = ReferenceServer(profile=Profile.load(profile_file)).start()
+    try:
+        stated = gate(server.url, checks, identities, profile_file, seed=3)
+    finally:
+        server.stop()
+    assert not stated.findings, describe(stated)
+    assert not not_exercised(stated), not_exercised(stated)
 
 
 @pytest.mark.parametrize("choice, checks, decision, left", CHOICES)

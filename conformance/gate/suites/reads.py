@@ -124,14 +124,16 @@ def _periodic_body(session: Session, amount: str) -> dict:
              "digits, on the status and detail reads of every product and in the transaction lists")
 def read_back(session: Session) -> None:
     tpp = session.client()
+    # A9: a target whose profile says amount-digits: exact refuses the shortened forms; it gets them in full
+    sent = short if session.profile.amount_digits != "exact" else str
     # Amounts with fewer digits than their currency's minor units, as a TPP may send them (A9); two payments of
     # each product, so a read answering another stored payment has one to answer.
-    plans = [("createSepaCreditTransfer", sepa_body(short("49.50"), text=f"read-back {session.seed} a")),
-             ("createSepaCreditTransfer", sepa_body(short("49.60"), text=f"read-back {session.seed} b")),
-             ("createBulkPayment", bulk_body(short("250.00"), short("12.50"), text=f"read-back {session.seed}")),
-             ("createBulkPayment", bulk_body(short("251.00"), text=f"read-back {session.seed}")),
-             ("createPeriodicPayment", _periodic_body(session, short("75.00"))),
-             ("createPeriodicPayment", _periodic_body(session, short("76.00")))]
+    plans = [("createSepaCreditTransfer", sepa_body(sent("49.50"), text=f"read-back {session.seed} a")),
+             ("createSepaCreditTransfer", sepa_body(sent("49.60"), text=f"read-back {session.seed} b")),
+             ("createBulkPayment", bulk_body(sent("250.00"), sent("12.50"), text=f"read-back {session.seed}")),
+             ("createBulkPayment", bulk_body(sent("251.00"), text=f"read-back {session.seed}")),
+             ("createPeriodicPayment", _periodic_body(session, sent("75.00"))),
+             ("createPeriodicPayment", _periodic_body(session, sent("76.00")))]
     created = []
     for operation, body in plans:
         pid = _create(session, tpp, operation, body)
