@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .run import Case, Result
+from .run import NOT_EXERCISED, Case, Result
 
 INPUT_SHOWN = 90  # characters of an input shown in the tables (the whole request is in the JSON and the curl)
 
@@ -77,6 +77,23 @@ def summary(result: Result) -> dict[str, Any]:
             "disagreeing_rules": sorted({c.rule for c in cases if c.agree is False})}
 
 
+def not_exercised(result: Result) -> dict[str, int]:
+    """Why cases were not exercised (the target lacks what they need), with how many."""
+    out: dict[str, int] = {}
+    for c in result.cases:
+        if c.unsent == NOT_EXERCISED:
+            out[c.note] = out.get(c.note, 0) + 1
+    return out
+
+
+def searches_not_exercised(result: Result) -> dict[str, list[str]]:
+    """Why searches were not exercised, with the rule · kind pairs each reason stopped."""
+    out: dict[str, list[str]] = {}
+    for s in result.searches_not_exercised:
+        out.setdefault(s["why"], []).append(f"{s['rule']} · {s['kind']}")
+    return out
+
+
 def as_json(result: Result) -> dict[str, Any]:
     return {**result.as_dict(), "summary": summary(result)}
 
@@ -90,6 +107,10 @@ def text(result: Result) -> str:
     else:
         lines.append(f"sent {s['sent']}: {s['agree']} agree, {s['disagree']} disagree; the Hypothesis search sent "
                      f"{result.searched} more requests")
+        for why, n in not_exercised(result).items():
+            lines.append(f"  not exercised: {n} case(s): {why}")
+        for why, pairs in searches_not_exercised(result).items():
+            lines.append(f"  search not exercised for {len(pairs)} rule/kind pair(s): {why}")
         for row in rule_rows(result):
             if row.disagree:
                 lines.append(f"  ✗ {row.rule}: {row.disagree} disagreement(s)")
@@ -133,19 +154,33 @@ def markdown(result: Result) -> str:
     for row in rule_rows(result):
         out.append(f"| {row.rule} | {row.cases} | {row.refused} |" + (f" {row.agree} | {row.disagree} |"
                                                                         if has_target else ""))
+    if has_target:
+        out += _md_not_exercised(result)
     for g in groups(result):
         out += ["", f"## {g.rule} · {g.field}", "", f"Section: {g.section or '—'}", ""]
         head = "| edge | input | verdict | expected |" + (" target | agree |" if has_target else " findings |")
         out += [head, "|" + "---|" * (head.count("|") - 1)]
         for c in g.cases:
             cells = [c.edge, f"`{_short(c.input)}`", c.verdict, c.expected]
-            cells += [c.actual or (f"not sent: {c.note}" if c.note else "—"),
+            cells += [c.actual or (f"{c.unsent or 'not sent'}: {c.note}" if c.note else "—"),
                       {True: "✓", False: "✗ **disagree**", None: "—"}[c.agree]] if has_target else [_why(c)]
             out.append("| " + " | ".join(_md(x) for x in cells) + " |")
         for c in g.cases:
             if c.agree is False and c.curl:
                 out += ["", f"Reproduce ({c.edge}):", "", "```sh", c.curl, "```"]
     return "\n".join(out) + "\n"
+
+
+def _md_not_exercised(result: Result) -> list[str]:
+    cases, searches = not_exercised(result), searches_not_exercised(result)
+    if not cases and not searches:
+        return []
+    out = ["", "## Not exercised", "", "What the target lacked (sandbox data, an operation) or did not answer, so "
+           "these were judged by the validator alone:", ""]
+    out += [f"- {n} case(s): {_md(why)}" for why, n in cases.items()]
+    out += [f"- the Hypothesis search for {len(pairs)} rule/kind pair(s) ({_md(', '.join(pairs))}): {_md(why)}"
+            for why, pairs in searches.items()]
+    return out
 
 
 def _md(text: str) -> str:
@@ -259,6 +294,14 @@ def page(result: Result) -> str:
                    f'</td><td class="n">{r.cases}</td><td class="n">{r.refused}</td>'
                    + (f'<td class="n">{r.agree}</td><td class="n">{r.disagree}</td>' if has_target else "") + "</tr>")
     out.append("</tbody></table>")
+    cases_why, searches_why = not_exercised(result), searches_not_exercised(result)
+    if has_target and (cases_why or searches_why):
+        out.append('<h2>Not exercised</h2><p>What the target lacked (sandbox data, an operation) or did not answer, '
+                   'so these were judged by the validator alone:</p><ul id="not-exercised">'
+                   + "".join(f"<li>{n} case(s): {_e(why)}</li>" for why, n in cases_why.items())
+                   + "".join(f"<li>the Hypothesis search for {len(pairs)} rule/kind pair(s) "
+                             f"({_e(', '.join(pairs))}): {_e(why)}</li>" for why, pairs in searches_why.items())
+                   + "</ul>")
     out.append('<div class="tools"><input id="q" type="search" placeholder="Find a rule, field, section or value…" '
                'autofocus><label><input id="only" type="checkbox"> disagreements only</label>'
                '<span id="shown"></span></div>')
@@ -279,7 +322,7 @@ def page(result: Result) -> str:
             verdict = f'<span class="v-{c.verdict.replace(" ", "-")}">{_e(c.verdict)}</span><br><small>{_e(_why(c))}</small>'
             cells = [_e(c.edge), f"<code>{_e(_short(c.input))}</code>", verdict, _e(c.expected)]
             if has_target:
-                actual = _e(c.actual) if c.actual else f"<small>not sent: {_e(c.note)}</small>"
+                actual = _e(c.actual) if c.actual else f"<small>{_e(c.unsent or 'not sent')}: {_e(c.note)}</small>"
                 if c.curl:
                     actual += f"<details><summary>curl</summary><pre>{_e(c.curl)}</pre></details>"
                 cells += [actual, {True: "✓", False: "✗", None: ""}[c.agree]]

@@ -13,8 +13,9 @@ from typing import Any, Callable
 
 import httpx
 
+from conformance.gate.model import Answer, NotExercised, printable
 from conformance.gate.pool import Unanswered
-from conformance.gate.session import Identities, Session, TargetUnreachable, answer_of, curl
+from conformance.gate.session import Identities, Session, TargetUnreachable, TlsFailure, answer_of, curl
 from conformance.gate.suites import data as suite_data
 from conformance.gate.suites import semantic
 from validator import Validator
@@ -28,6 +29,11 @@ NO_TARGET = "none"
 # What stands in for the target's test data when there is no target (the validator never looks them up).
 PLACEHOLDERS = suite_data.Resources((suite_data.Customer("customer-number", "", "", ("account-id",), ("card-account-id",)),))
 SEARCH_FIELD = "Hypothesis search"
+# Why a case has no answer of the target (Case.unsent): left out by design, or the target lacked what it needs.
+NOT_SENT, NOT_EXERCISED = "not sent", "not exercised"
+# A target that cannot be connected to any more ends the run (exit 2); any other failure to answer is that case's
+# answer.
+GONE = (httpx.ConnectError, httpx.ConnectTimeout)
 
 
 @dataclass
@@ -46,9 +52,10 @@ class Case:
     expected: str              # the answer a conforming implementation gives
     actual: str | None = None  # the target's answer
     agree: bool | None = None  # None: not sent
-    note: str = ""
+    note: str = ""             # why the case was not sent (see unsent)
     curl: str = ""
     source: str = "derived"
+    unsent: str = ""           # NOT_SENT (by design) or NOT_EXERCISED (the target lacks what it needs); "" sent
 
     @property
     def group(self) -> str:
@@ -66,6 +73,8 @@ class Result:
     seconds: float = 0.0
     faults: tuple[str, ...] = ()
     searched: int = 0         # requests the Hypothesis search sent (its agreeing cases are not listed one by one)
+    # (rule or valid controls, kind, why) of the searches the target gave nothing to search with
+    searches_not_exercised: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {**{k: v for k, v in asdict(self).items() if k != "cases"}, "cases": [asdict(c) for c in self.cases]}
@@ -92,8 +101,6 @@ def run(spec: Spec, *, base_url: str | None, target: str, today: _dt.date | None
                          seed=seed, max_examples=max_examples)
     instant = session.now() if base_url else noon_in_oslo(today or session.today())
     day = session.validator_at(instant).today
-    if not base_url:
-        session._resources = PLACEHOLDERS  # the data suite's cache: no target to look them up on
     deriver = Deriver(spec, Validator(spec=spec, profile=session.profile, today=day), day)
     edges = deriver.edges(kinds or None)
     result = Result(target, day.isoformat(), seed, max_examples, tuple(sorted({e.kind for e in edges})),
@@ -102,17 +109,22 @@ def run(spec: Spec, *, base_url: str | None, target: str, today: _dt.date | None
     client = session.client(clock=lambda: clock[0])  # the Date signed is the instant the validator judges at
     searches = _searches(kinds) if base_url else []
     total = len(edges) + len(searches)
+    places: dict[tuple[str, bool], tuple[dict, str]] = {}
     try:
         for i, edge in enumerate(edges):
             if progress:
                 progress(i, total, edge.group)
-            result.cases.append(_judge(session, client, clock, instant, deriver, edge, send=bool(base_url)))
+            result.cases.append(_judge(session, client, clock, instant, deriver, edge, places,
+                                       send=bool(base_url)))
         for j, (rule_id, kind) in enumerate(searches):
             if progress:
                 progress(len(edges) + j, total, f"search {rule_id or 'valid controls'} · {kind}")
-            found, sent = _search(session, rule_id, kind)
+            found, sent, why = _search(session, rule_id, kind, places)
             result.cases.extend(found)
             result.searched += sent
+            if why:
+                result.searches_not_exercised.append({"rule": rule_id or semantic.CONTROL, "kind": kind,
+                                                      "why": why})
     finally:
         session.close()
     if progress:
@@ -125,16 +137,48 @@ def _operation(deriver: Deriver, kind: str) -> str:
     return deriver.bases[kind][0]
 
 
-def _judge(session: Session, client, clock: list, instant: _dt.datetime, deriver: Deriver, edge: Edge, *,
-           send: bool) -> Case:
+def _place(session: Session, operation: str, places: dict[tuple[str, bool], tuple[dict, str]],
+           send: bool) -> tuple[dict, str]:
+    """Path and query of ``operation`` on the target, and why not ("" when there is no reason): a target without the
+    sandbox's fixed data (or that the profile says lacks the operation) gets the request judged with the placeholder
+    data, not sent. Asked of the target once per operation."""
+    key = (operation, send)
+    if key not in places:
+        try:
+            places[key] = (semantic._where(session, operation, None if send else PLACEHOLDERS), "")
+        except TlsFailure:
+            raise
+        except (NotExercised, TargetUnreachable, Unanswered, RecursionError) as exc:
+            places[key] = (semantic._where(session, operation, PLACEHOLDERS), _trouble(exc))
+    return places[key]
+
+
+def _trouble(exc: BaseException) -> str:
+    """Why the target gave nothing to judge, in one line (the target's own words escaped)."""
+    if isinstance(exc, Unanswered):
+        return f"no answer: {printable(exc.message)}"
+    if isinstance(exc, RecursionError):
+        return "the target's answer is JSON nested too deep to decode"
+    if isinstance(exc, httpx.HTTPError):
+        return f"no HTTP answer: {type(exc).__name__}: {printable(str(exc))[:300]}"
+    if isinstance(exc, TargetUnreachable):  # a request of the gate's own (the test data's listing) got no answer
+        return f"no HTTP answer to {printable(str(exc))[:300]}"
+    return printable(str(exc))[:300]
+
+
+def _judge(session: Session, client, clock: list, instant: _dt.datetime, deriver: Deriver, edge: Edge,
+           places: dict[tuple[str, bool], tuple[dict, str]], *, send: bool) -> Case:
     operation = _operation(deriver, edge.kind)
     at = _dt.datetime.fromisoformat(edge.at) if edge.at else None
     clock[0] = at or (session.now() if send else instant)
     note = edge.only_validator
     if send and not note and edge.kind not in semantic.OPERATIONS:
         note = semantic.LEFT_OUT.get(edge.kind, f"the conformance suites send no {edge.kind} request")
+    unsent = NOT_SENT if send and note else ""
+    where, missing = _place(session, operation, places, send and not note)
+    if missing:
+        note, unsent = missing, NOT_EXERCISED
     sending = send and not note
-    where = semantic._where(session, operation)
     request = client.prepare(operation, body=_json(edge.body), headers=dict(edge.headers), **where)
     context = Context.from_mapping(edge.context) if edge.context else None
     when = clock[0]
@@ -143,20 +187,30 @@ def _judge(session: Session, client, clock: list, instant: _dt.datetime, deriver
                                         context=context)
     case = Case(edge.rule, edge.field, edge.section, edge.kind, operation, edge.edge, edge.pointer,
                 _input(edge), edge.body, _verdict(findings), [_finding(f) for f in findings],
-                expected.describe(), note=note, source=edge.source)
+                expected.describe(), note=note, source=edge.source, unsent=unsent)
     if sending:
+        case.curl = curl(session.base_url, request)
         try:
             response = client.send_prepared(request)
-        except httpx.HTTPError as exc:
-            raise TargetUnreachable(f"{request.method} {request.target}: {type(exc).__name__}: {exc}") from None
-        except Unanswered as exc:  # a timeout, a 429 that did not pass (the pool's): this case's answer, not the run's
-            case.actual, case.agree, case.curl = f"no answer: {exc.message}", False, curl(session.base_url, request)
+        except GONE as exc:
+            raise session.unreachable(f"{request.method} {request.target}", exc) from None
+        except (httpx.HTTPError, Unanswered) as exc:
+            # a timeout, a 429 that did not pass (the pool's), a closed connection or bytes that are not HTTP: this
+            # case's answer, not the run's
+            case.actual, case.agree = _trouble(exc), False
             return case
-        answer = answer_of(response)
+        answer = _answer(response)
         case.actual = answer.describe()
         case.agree = expected.allows(answer)
-        case.curl = curl(session.base_url, request)
     return case
+
+
+def _answer(response: httpx.Response) -> Answer:
+    """The answer to compare; a body nested deeper than the JSON decoder goes is judged by its status alone."""
+    try:
+        return answer_of(response)
+    except RecursionError:
+        return Answer(response.status_code, None, _trouble(RecursionError()))
 
 
 def _input(edge: Edge) -> Any:
@@ -195,13 +249,28 @@ def _searches(kinds: tuple[str, ...]) -> list[tuple[str | None, str]]:
     return pairs
 
 
-def _search(session: _Recording, rule_id: str | None, kind: str) -> tuple[list[Case], int]:
-    """The semantic suite's Hypothesis search for one rule and kind: each shrunk disagreement is a case; and the
-    number of requests sent."""
+def _search(session: _Recording, rule_id: str | None, kind: str,
+            places: dict[tuple[str, bool], tuple[dict, str]]) -> tuple[list[Case], int, str]:
+    """The semantic suite's Hypothesis search for one rule and kind: each shrunk disagreement is a case; the number
+    of requests sent; and why the search was not exercised ("" when it was: the target refused the valid control,
+    lacks the test data, or gave no answer to judge)."""
+    from hypothesis.errors import Flaky
+
     operation = semantic.OPERATIONS[kind]
     before = len(session.__dict__.get("found", []))
     session.begin("edge-cases", f"search:{rule_id or semantic.CONTROL}")
-    sent = semantic.probe(session, operation, kind, rule_id)
+    why, sent = _place(session, operation, places, True)[1], 0  # the target lacks the test data: not asked again
+    try:
+        if not why:
+            sent = semantic.probe(session, operation, kind, rule_id)
+    except TlsFailure:
+        raise
+    except GONE as exc:
+        raise session.unreachable(f"the search for {rule_id or semantic.CONTROL} · {kind}", exc) from None
+    except (NotExercised, TargetUnreachable, Unanswered, httpx.HTTPError, RecursionError) as exc:
+        why = _trouble(exc)
+    except Flaky as exc:  # answered otherwise when Hypothesis sent a case again, and not with a disagreement
+        why = f"the target answered the same case otherwise when it was sent again ({type(exc).__name__})"
     cases = []
     for exchange, what in session.__dict__.get("found", [])[before:]:
         request = exchange.request
@@ -216,4 +285,4 @@ def _search(session: _Recording, rule_id: str | None, kind: str) -> tuple[list[C
                           f"shrunk by Hypothesis: {what.get('message', '')}", "", body, body, _verdict(findings),
                           [_finding(f) for f in findings], what.get("expected", ""), exchange.answer.describe(),
                           False, curl=curl(session.base_url, request), source="search"))
-    return cases, sent
+    return cases, sent, why

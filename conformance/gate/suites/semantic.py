@@ -84,11 +84,13 @@ def _created(session: Session, operation: str) -> tuple[int, ...]:
     return tuple(int(s) for s in declared if s.startswith("2"))
 
 
-def _where(session: Session, operation: str) -> dict[str, Any]:
+def _where(session: Session, operation: str, resources=None) -> dict[str, Any]:
     """Path and query of an operation: a card account / account of the fixed test data where the path needs one,
-    allowLogicalDuplicate=true where creations are payments (A30: repeated examples are not duplicates)."""
+    allowLogicalDuplicate=true where creations are payments (A30: repeated examples are not duplicates).
+    ``resources`` (a :class:`~.data.Resources`) stands in for the target's test data in a request that is judged but
+    not sent (edge-cases): then nothing is asked of the target or the profile."""
     op = session.spec.operation(operation)
-    missing = session.unavailable(operation)
+    missing = None if resources is not None else session.unavailable(operation)
     if missing:  # absent in the profile, or a product not offered (A15, A31)
         raise NotExercised(missing)
     options: dict[str, Any] = {}
@@ -97,7 +99,7 @@ def _where(session: Session, operation: str) -> dict[str, Any]:
     if "{mockCardAccountId}" in op.path or "{mockAccountId}" in op.path:
         from .data import sandbox_resources
 
-        resources = sandbox_resources(session)
+        resources = resources if resources is not None else sandbox_resources(session)
         key = "mockCardAccountId" if "{mockCardAccountId}" in op.path else "mockAccountId"
         options["path"] = {key: resources.card_account if key == "mockCardAccountId" else resources.account}
     return options
