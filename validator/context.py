@@ -242,6 +242,12 @@ def build_profile_schema() -> dict:
                 "basket naming a payment that is in another basket, not deleted, is 409 CONFLICT).",
                 "enum": list(PAYMENT_BASKETS_CHOICES),
             },
+            "open-authorisations": {
+                "description": "A35: how many authorisations of one payment or signing basket may be started at once: "
+                "several (each start 201; the first the PSU completes moves the payment, the others then fail), or one "
+                "(a start while another authorisation of it is started is 409 CONFLICT).",
+                "enum": list(OPEN_AUTHORISATIONS_CHOICES),
+            },
         },
     }
 
@@ -258,6 +264,7 @@ def repeatable_headers(spec) -> list[str]:
 
 REQUEST_ID_REPLAY_CHOICES = ("first-response", "new-request", "conflict")  # A29, ours first
 PAYMENT_BASKETS_CHOICES = ("several", "one")  # A34, ours first
+OPEN_AUTHORISATIONS_CHOICES = ("several", "one")  # A35, ours first
 
 
 def spec_products(spec) -> tuple[str, ...]:
@@ -361,6 +368,7 @@ class Profile:
     products_not_offered: tuple[str, ...] = ()  # A31: payment-service/payment-product
     absent_operations: frozenset[str] = frozenset()  # A15, A25: operations the document does not list
     payment_baskets: str = "several"  # A34
+    open_authorisations: str = "several"  # A35
     gateway_headers: frozenset[str] = frozenset()  # lower-case names of headers a gateway takes (never judged)
 
     @classmethod
@@ -397,6 +405,7 @@ class Profile:
             products_not_offered=tuple(data.get("products-not-offered", ())),
             absent_operations=frozenset(data.get("absent-operations", ())),
             payment_baskets=data.get("payment-baskets", "several"),
+            open_authorisations=data.get("open-authorisations", "several"),
             gateway_headers=frozenset(h.lower() for h in data.get("gateway-headers", ())),
         )
 

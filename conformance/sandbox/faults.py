@@ -52,6 +52,8 @@ SIGNED_HEADERS_PARTIAL = "signed-headers-partial"
 # A refusal in a web framework's default error body (Express's, Prism's own): the gate reports the body once (A6),
 # not once per rule whose refusal wears it.
 ERROR_BODY_UNDOCUMENTED = "error-body-undocumented"
+# An SCA that moves no payment reported as a success (issue 21, point 6).
+SCA_SUCCESS_WITHOUT_EFFECT = "sca-success-without-effect"
 
 FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(BASKET_OVER_LIMIT, "a signing basket holds at most 10 payments (Limits; 400 FORMAT_ERROR)",
@@ -118,6 +120,10 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(ERROR_BODY_UNDOCUMENTED, "a refusal carries a documented error body, tppMessages or {id, system, status, "
           "code, message} (A6)", "every 4xx answers the web framework's default {\"error\": {\"message\": ...}}, "
           "which names no code", "app.serve"),
+    Fault(SCA_SUCCESS_WITHOUT_EFFECT, "an authorisation completed after its payment left RCVD (cancelled, or authorised "
+          "by another authorisation) fails: the redirect carries message, scaStatus failed, nothing moves (A35)",
+          "the SCA form finalises the authorisation and redirects with psu-id although the payment stays CANC or "
+          "was already PDNG", "lifecycle.Lifecycle.complete_sca"),
 )}
 
 

@@ -89,6 +89,7 @@ class Lifecycle:
         self.transitions = {**TRANSITIONS, "cancel": {s: cancellation["becomes"] for s in cancellation["cancellable"]}}
         self.refuse_duplicates = profile.logical_duplicates == "refused"   # A30 (profile: yes)
         self.one_basket_per_payment = profile.payment_baskets == "one"     # A34 (profile: yes)
+        self.one_open_authorisation = profile.open_authorisations == "one"  # A35 (profile: yes)
 
     # ---- transitions ----
     def _move(self, tx: Tx, row: dict, event: str, funds_available: bool | None = None, *,
@@ -270,6 +271,10 @@ class Lifecycle:
                 self._authorisable(row)
         else:
             self._authorisable(subject)
+        open_one = tx.started_authorisation(kind, subject["id"], SCA_STARTED) if self.one_open_authorisation else None
+        if open_one:  # A35, profile open-authorisations: one
+            raise Refused(CONFLICT, f"authorisation {open_one['id']} of this {kind} is started and not completed; "
+                          "one authorisation at a time")
         seq = tx.next_seq("authorisations")
         row = {"id": secret_id(tx.secret(), f"AUT-{seq}"), "seq": seq, "tpp": tpp, "subject_kind": kind,
                "subject_id": subject["id"], "token": secrets.token_urlsafe(24), "sca_status": SCA_STARTED,
@@ -315,11 +320,29 @@ class Lifecycle:
                 return LACK_OF_FUNDS_TEXT, True
         return None, False
 
+    def nothing_to_authorise(self, tx: Tx, authorisation: dict, payments: list[dict]) -> str | None:
+        """A35: why completing the authorisation would move nothing -- its basket is no longer open, or a payment it
+        covers left RCVD since the start (cancelled, or authorised by another authorisation) -- else None."""
+        if authorisation["subject_kind"] == "basket":
+            basket = tx.basket(authorisation["subject_id"])
+            if basket is None or basket["state"] != BASKET_OPEN:
+                return (f"signing basket {authorisation['subject_id']} is "
+                        f"{basket['state'] if basket else 'gone'}; this authorisation authorised nothing")
+        moved = [p for p in payments if p["status"] not in AUTHORISABLE]
+        if moved:
+            return "; ".join(f"payment {p['id']} is {p['status']}" for p in moved) + \
+                "; this authorisation authorised nothing"
+        return None
+
     def complete_sca(self, tx: Tx, authorisation: dict, customer_number: str) -> tuple[bool, str | None, str | None]:
         """The PSU's answer on the SCA page: (success, message on failure, opaque psu-id on success)."""
         if authorisation["sca_status"] != SCA_STARTED:
             raise Refused(CONFLICT, f"this authorisation is already {authorisation['sca_status']}")
         payments = self.sca_payments(tx, authorisation)
+        stale = self.nothing_to_authorise(tx, authorisation, payments)
+        if stale and F.SCA_SUCCESS_WITHOUT_EFFECT not in self.faults:  # A35: fails, and no payment moves
+            tx.set_sca_status(authorisation["id"], SCA_FAILED)
+            return False, stale, None
         customer = tx.customer_by_number(customer_number.strip())
         if customer is None:
             problem, no_funds = f"no sandbox customer has the customerNumber {customer_number.strip()!r}", False
@@ -369,21 +392,25 @@ class Lifecycle:
         structured = entry.get("remittanceInformationStructuredArray") or [entry.get("remittanceInformationStructured") or {}]
         remittance = entry.get("remittanceInformationUnstructured") or structured[0].get("reference") or ""
         record = {
-            "amount": minor, "currency": amount["currency"], "valueDate": day, "bookingDate": day,
+            "amount": -minor, "currency": amount["currency"], "valueDate": day, "bookingDate": day,
             "remittanceInformationUnstructured": remittance, "creditorName": entry["creditorName"],
             "creditorAccount": full_reference(entry.get("creditorAccount")), "debtorName": debtor_name,
             "debtorAccount": {"iban": debtor["iban"] or "", "bban": debtor["bban"] or ""},
             "bankTransactionCode": "PMNT-ICDT-ESCT" if payment["product"] == "sepa-credit-transfers" else "PMNT-ICDT-DMCT",
             "ultimateDebtor": entry.get("ultimateDebtor") or debtor_name, "ultimateCreditor": entry["creditorName"],
             "purposeCode": entry.get("purposeCode") or "OTHR",
+            "paymentId": payment["id"],  # A36: which payment booked it
+            **({"endToEndId": entry["endToEndIdentification"]} if entry.get("endToEndIdentification") else {}),
         }
-        tx.add_to_balance(debtor["id"], -minor)
+        # A36: signed from each account's side, the balance moved by exactly the amount listed
+        tx.add_to_balance(debtor["id"], record["amount"])
         self.data.post_account_transaction(tx, debtor["id"], record)
         iban, bban = account_reference(entry.get("creditorAccount"))
         creditor = tx.account_by_reference(iban, bban)
         if creditor is not None and creditor["currency"] == amount["currency"]:
-            tx.add_to_balance(creditor["id"], minor)
-            self.data.post_account_transaction(tx, creditor["id"], record)
+            credit = {**record, "amount": minor}
+            tx.add_to_balance(creditor["id"], credit["amount"])
+            self.data.post_account_transaction(tx, creditor["id"], credit)
         return True
 
     def _due_runs(self, last_text: str | None, now: _dt.datetime) -> list[_dt.datetime]:

@@ -319,6 +319,11 @@ class Tx:
     def authorisation_by_token(self, token: str) -> dict | None:
         return self._one("SELECT * FROM authorisations WHERE token = ?", token)
 
+    def started_authorisation(self, subject_kind: str, subject_id: str, started: str) -> dict | None:
+        """The first authorisation of the payment or basket in state ``started`` (A35)."""
+        return self._one("SELECT id FROM authorisations WHERE subject_kind = ? AND subject_id = ? AND sca_status = ? "
+                         "ORDER BY seq LIMIT 1", subject_kind, subject_id, started)
+
     def set_sca_status(self, authorisation_id: str, sca_status: str) -> None:
         self._c.execute("UPDATE authorisations SET sca_status = ? WHERE id = ?", (sca_status, authorisation_id))
 

@@ -98,8 +98,8 @@ def _account_transaction(on: dict, counterpart: dict, amount: int, day: str, tex
     theirs = {"iban": counterpart["iban"], "bban": counterpart["bban"]}
     debtor, creditor = (theirs, ours) if incoming else (ours, theirs)
     debtor_name, creditor_name = (counterpart["name"], on["owner"]) if incoming else (on["owner"], counterpart["name"])
-    return {
-        "amount": amount, "currency": currency, "valueDate": day, "bookingDate": day,
+    return {  # A36: the amount signed from the account's side, negative a debit
+        "amount": amount if incoming else -amount, "currency": currency, "valueDate": day, "bookingDate": day,
         "remittanceInformationUnstructured": text, "creditorName": creditor_name, "creditorAccount": creditor,
         "debtorName": debtor_name, "debtorAccount": debtor, "bankTransactionCode": "PMNT-ICDT-DMCT",
         "ultimateDebtor": debtor_name, "ultimateCreditor": creditor_name, "purposeCode": purpose,

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 from conftest import in_days
-from flows import BULK, EMPTY, SEPA, authorise, bulk_body, create, sepa, sepa_body, status
+from flows import BULK, EMPTY, SEPA, authorise, bulk_body, create, sca, sepa, sepa_body, start, status
 
 from conformance.client import SignedClient
 from conformance.sandbox import faults as F
@@ -191,6 +191,16 @@ def error_body_undocumented(env) -> bool:
     return r.status_code == 400 and _code(r) == "FORMAT_ERROR"
 
 
+def sca_success_without_effect(env) -> bool:
+    cancelled = sepa(env.tpp, "3.00")
+    started = start(env.tpp, cancelled)
+    env.tpp.call("deletePayment", path={**SEPA, "paymentId": cancelled})
+    authorised = sepa(env.tpp, "4.00")
+    first, second = start(env.tpp, authorised), start(env.tpp, authorised)
+    sca(env.browser, first, testdata.KARI)
+    return all("psu-id" not in sca(env.browser, s, testdata.KARI) for s in (started, second))
+
+
 SCENARIOS = {
     F.EMPTY_NAME_REFUSED: empty_name_refused,
     F.REQUEST_ID_NOT_UUID_REFUSED: request_id_not_uuid_refused,
@@ -217,6 +227,7 @@ SCENARIOS = {
     F.STATUS_LINK_UNRESOLVED: status_link_unresolved,
     F.SIGNED_HEADERS_PARTIAL: signed_headers_partial,
     F.ERROR_BODY_UNDOCUMENTED: error_body_undocumented,
+    F.SCA_SUCCESS_WITHOUT_EFFECT: sca_success_without_effect,
 }
 # Switches whose broken answers the validator's response kinds refuse by themselves.
 CAUGHT_BY_RESPONSE_KINDS = {F.CREATED_200, F.STATUS_MISSING, F.LACK_OF_FUNDS_500, F.DETAIL_AMOUNT_AS_SENT,

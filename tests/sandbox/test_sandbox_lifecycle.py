@@ -48,8 +48,8 @@ def test_whole_lifecycle_sepa(tpp, browser, sandbox):
     assert st["transactionStatus"] == "ACSC" and st["fundsAvailable"] is True
     assert _balance(sandbox, EUR) == before - 12550
     listed = tpp.call("listSandboxAccountTransactions", path={"mockAccountId": _account_id(sandbox, EUR)}).json()
-    posted = [t for t in listed if t["amount"] == 12550]
-    assert len(posted) == 1 and posted[0]["debtorAccount"]["iban"] == EUR["iban"]
+    posted = [t for t in listed if t["amount"] == -12550]   # A36: a debit of the listed account
+    assert len(posted) == 1 and posted[0]["debtorAccount"]["iban"] == EUR["iban"] and posted[0]["paymentId"] == pid
     assert posted[0]["bookingDate"] == sandbox.clock.today().isoformat()
     again = tpp.call("listSandboxAccountTransactions", path={"mockAccountId": _account_id(sandbox, EUR)}).json()
     assert [t["id"] for t in again] == [t["id"] for t in listed]   # stable transaction ids (1.18.0)
