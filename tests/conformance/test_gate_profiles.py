@@ -48,6 +48,8 @@ CHOICES = [
     pytest.param({"absent-operations": ["runSandboxBatch"]}, ("stateful:lifecycle", "stateful:cancellation"), "A25",
                  ABSENT_IN_PROFILE, id="A25-no-batch-run-operation"),
     pytest.param({"payment-baskets": "one"}, ("stateful:basket-membership",), "A34", None, id="A34-one-basket"),
+    pytest.param({"open-authorisations": "one"}, ("stateful:sca-without-effect",), "A35", None,
+                 id="A35-one-open-authorisation"),
     pytest.param({"logical-duplicates": "allowed"}, ("stateful:logical-duplicate",), "A30", None,
                  id="A30-duplicates-allowed"),
 ]

@@ -199,3 +199,12 @@ DEFECTS = {
 def test_prisms_real_defects_are_reported_with_their_rule(prism_run, defect):
     _result, data, _exchanges = prism_run
     assert [f for f in data["findings"] if DEFECTS[defect](f)], f"not reported: {defect}"
+
+
+def test_an_sca_without_effect_is_not_blamed_on_prism(prism_run):
+    """A35 (issue 21, point 6) needs a customer who could authorise the payment; Prism's listings show none (A32), so
+    the check says so and blames nothing on a mock without an SCA page."""
+    _result, data, _exchanges = prism_run
+    assert not [f for f in data["findings"] if "stateful:sca-without-effect" in f["checks"]]
+    outcomes = [o for o in data["outcomes"] if o["check"] == "stateful:sca-without-effect"]
+    assert outcomes and {o["status"] for o in outcomes} <= {"passed", "not-exercised"}

@@ -116,7 +116,10 @@ def sca_redirect_statuses(session: Session) -> tuple[int, ...]:
     return (pinned,) if pinned else tuple(post["accepted-statuses"])
 
 
-def submit_sca(session: Session, started: Exchange, customer_number: str, *, check_id: str) -> dict[str, list[str]]:
+def submit_sca(session: Session, started: Exchange, customer_number: str, *, check_id: str,
+               form_required: bool = True) -> dict[str, list[str]] | None:
+    """The page read and its form submitted: the query of the redirect. ``form_required`` False: a page that offers
+    no form (an error page, or one saying there is nothing to authorise) is None, not a finding (A35)."""
     href = (_json(started).get("_links", {}).get("scaRedirect") or {}).get("href")
     if not href:
         session.disagree(started, rule=check_id, ref="A24", expected="_links.scaRedirect.href",
@@ -137,6 +140,8 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
         form = re.search(r'<form[^>]*action="([^"]*)"', page.text or "")
         if page.status_code != 200 or not page.headers.get("content-type", "").startswith("text/html") or not form \
                 or f'name="{field}"' not in page.text:
+            if not form_required:
+                return None
             session.disagree(None, rule=SCA_PAGE_RULE, ref="A24", expected=f"200 text/html with a form field {field}",
                              message=f"the SCA page {url} answered {page.status_code} "
                                      f"{page.headers.get('content-type', '')} without the form",
@@ -610,3 +615,85 @@ def basket_membership(session: Session, check_id: str) -> None:
             again = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid]})
             session.expect(again, CREATED, rule=check_id, ref=ref, message="a basket with a payment whose basket "
                            f"was deleted answered {again.answer.describe()}")
+
+
+# ---------------------------------------------------------------- an SCA that moves nothing says so (A35)
+NOTHING_AUTHORISED = "a failure: the redirect with message (not psu-id), scaStatus failed, the payment as it was"
+
+
+def start_authorisation(session: Session, client: SignedClient, pid: str, *, check_id: str) -> Exchange:
+    started = session.call(client, "startPaymentAuthorisation", path={**SEPA, "paymentId": pid},
+                           headers=AUTHORISE_HEADERS)
+    if not session.expect(started, CREATED, rule=check_id, ref="A23",
+                          message=f"starting the authorisation answered {started.answer.describe()}"):
+        raise Broken("startPaymentAuthorisation")
+    return started
+
+
+def nothing_authorised(session: Session, client: SignedClient, started: Exchange, customer_number: str, pid: str,
+                       was: str, why: str, *, check_id: str, ref: str) -> None:
+    """The PSU completes ``started`` although its payment is no longer RCVD (it is ``was``): no success redirect, the
+    authorisation not finalised (failed, when the form was submitted), the payment still ``was`` (A35). One finding
+    naming all that went wrong, the same expectation for every case: one defect, one finding group."""
+    try:
+        redirect = submit_sca(session, started, customer_number, check_id=check_id, form_required=False)
+    except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
+        session.disagree(started, rule=check_id, ref="A24", expected="the SCA page served where scaRedirect points",
+                         message=f"the SCA page of the authorisation could not be reached: {type(exc).__name__}: {exc}")
+        raise Broken("sca page") from None
+    wrong = []
+    if redirect is not None and "psu-id" in redirect:
+        wrong.append("the form redirected with success (psu-id)")
+    elif redirect is not None and "message" not in redirect:
+        wrong.append("the failure redirect carries no message (A24)")
+    authorisation = _json(started).get("authorisationId")
+    read = session.call(client, "getPaymentAuthorisationStatus",
+                        path={**SEPA, "paymentId": pid, "authorisationId": authorisation}) if authorisation else None
+    sca_status = _json(read).get("scaStatus") if read is not None and read.answer.status == 200 else None
+    if sca_status == "finalised" or (redirect is not None and sca_status not in (None, "failed")):
+        wrong.append(f"the authorisation reads {sca_status!r}")
+    now = status_of(session, client, pid).get("transactionStatus")
+    if now is not None and now != was:
+        wrong.append(f"the payment became {now} (it was {was})")
+    if wrong:
+        session.disagree(None, rule=check_id, ref=ref, expected=NOTHING_AUTHORISED, operation="sca-page",
+                         message=f"the SCA of a payment {why} said success where nothing was authorised: "
+                                 + "; ".join(wrong))
+
+
+@scenario("stateful:sca-without-effect", title="an SCA that moves no payment does not say success: completed after "
+          "the payment was cancelled, or after another authorisation moved it (profile open-authorisations: one - the "
+          "second start 409)", refs=("A35", "A24"))
+def sca_without_effect(session: Session, check_id: str) -> None:
+    tpp = session.client()
+    payer = sandbox_resources(session).payer(session, "EUR", "iban")  # one who could authorise it (A24)
+    one = session.profile.open_authorisations == "one"
+    ref = "A35 (profile open-authorisations: one)" if one else "A35"
+    cancellation = _cancellation(session)
+
+    cancelled = sepa(session, tpp, "37.00", check_id, debtor=payer.as_debtor())
+    started = start_authorisation(session, tpp, cancelled, check_id=check_id)
+    deleted = session.call(tpp, "deletePayment", path={**SEPA, "paymentId": cancelled})
+    # a 202 (the cancellation needs its own authorisation) or a refusal is stateful:cancellation's to judge
+    if deleted.answer.status == 204 and status_of(session, tpp, cancelled).get("transactionStatus") == \
+            cancellation["becomes"]:
+        nothing_authorised(session, tpp, started, payer.owner, cancelled, cancellation["becomes"],
+                           "cancelled after the authorisation started", check_id=check_id, ref=ref)
+
+    pid = sepa(session, tpp, "38.00", check_id, debtor=payer.as_debtor())
+    first = start_authorisation(session, tpp, pid, check_id=check_id)
+    second = session.call(tpp, "startPaymentAuthorisation", path={**SEPA, "paymentId": pid}, headers=AUTHORISE_HEADERS)
+    if one:
+        session.expect(second, Expected((409,), ("CONFLICT",), "another authorisation of the payment is started"),
+                       rule=check_id, ref=ref, message="a second authorisation of a payment whose first is started "
+                       f"answered {second.answer.describe()}")
+        return
+    if not session.expect(second, CREATED, rule=check_id, ref=ref, message="a second authorisation of a RCVD payment "
+                          f"answered {second.answer.describe()}" + (" (if the implementation allows one authorisation "
+                          "at a time, set open-authorisations: one)" if second.answer.status == 409 else "")):
+        return
+    redirect = submit_sca(session, first, payer.owner, check_id=check_id)
+    if "psu-id" not in redirect or status_of(session, tpp, pid).get("transactionStatus") != "PDNG":
+        return  # the first authorisation's own success is stateful:lifecycle's to judge
+    nothing_authorised(session, tpp, second, payer.owner, pid, "PDNG", "another authorisation had already moved to "
+                       "PDNG", check_id=check_id, ref=ref)
