@@ -96,11 +96,15 @@ def _rows(payments: list[dict]) -> str:
     return "\n".join(rows)
 
 
-def render(authorisation: dict, payments: list[dict]) -> str:
+def render(authorisation: dict, payments: list[dict], nothing_to_authorise: str | None = None) -> str:
+    """The page; ``nothing_to_authorise``: why completing it would authorise nothing (A35), said above the form, which
+    still sends the PSU back to the TPP (with message)."""
     count = sum(len(entries(json.loads(p["body"]))) for p in payments)
     what = "a signing basket" if authorisation["subject_kind"] == "basket" else "a payment"
     if authorisation["sca_status"] == SCA_STARTED:
-        form = (f'<form method="post" action="{PAGE_PREFIX}/{html.escape(authorisation["token"])}">'
+        note = (f'<p class="state">Nothing left to authorise: {html.escape(nothing_to_authorise)}. Submitting returns '
+                'you to the TPP.</p>') if nothing_to_authorise else ""
+        form = (f'{note}<form method="post" action="{PAGE_PREFIX}/{html.escape(authorisation["token"])}">'
                 f'<label for="{FIELD}">Customer number (customerNumber of a sandbox customer)</label>'
                 f'<input id="{FIELD}" name="{FIELD}" inputmode="numeric" autocomplete="off" required autofocus>'
                 '<button type="submit">Authorise</button></form>')
@@ -128,7 +132,9 @@ def _page(sandbox, token: str) -> Response:
             authorisation = sandbox.lifecycle.authorisation_by_token(tx, token)
         except Refused as refused:
             return HTMLResponse(f"<!doctype html><title>Unknown</title><p>{html.escape(refused.text)}</p>", 404)
-        return HTMLResponse(render(authorisation, sandbox.lifecycle.sca_payments(tx, authorisation)))
+        payments = sandbox.lifecycle.sca_payments(tx, authorisation)
+        return HTMLResponse(render(authorisation, payments,
+                                   sandbox.lifecycle.nothing_to_authorise(tx, authorisation, payments)))
 
 
 def _submit(sandbox, token: str, body: bytes) -> Response:

@@ -26,6 +26,8 @@ def test_the_sca_of_a_cancelled_payment_fails_and_the_payment_stays_cancelled(tp
     pid = sepa(tpp, "40.00")
     started = start(tpp, pid)
     assert tpp.call("deletePayment", path={**SEPA, "paymentId": pid}).status_code == 204
+    shown = browser.get(started["_links"]["scaRedirect"]["href"]).text   # the PSU is told, and can go back
+    assert "Nothing left to authorise" in shown and "CANC" in shown and "<form" in shown
     answer = sca(browser, started, KARI)   # the owner of the debtor account, with the funds
     assert "psu-id" not in answer and "tpp-session-id" not in answer
     assert "CANC" in answer["message"][0] and "authorised nothing" in answer["message"][0]
