@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping
 
 import httpx
 
+from conformance import bounded
 from validator.request import build_request
 from validator.signing import SignableRequest, generate_test_identity, sign_request
 from validator.spec import Spec, load_spec
@@ -78,7 +79,8 @@ class SignedClient:
     def __init__(self, base_url: str, identity: Identity | None, *, spec: Spec | None = None,
                  clock: Callable[[], _dt.datetime] | None = None, http: httpx.Client | None = None,
                  timeout: float = 30.0, event_hooks: Mapping[str, list] | None = None,
-                 extra_headers: tuple[tuple[str, str], ...] = (), also_signed: tuple[str, ...] = ()) -> None:
+                 extra_headers: tuple[tuple[str, str], ...] = (), also_signed: tuple[str, ...] = (),
+                 max_response_bytes: int = bounded.DEFAULT_MAX_BYTES) -> None:
         self.base_url = base_url.rstrip("/")
         # Sent with every request unless it has the header already, never signed (a gateway's, such as an API key).
         self.extra_headers = tuple(extra_headers)
@@ -86,7 +88,10 @@ class SignedClient:
         self.identity = identity
         self.spec = spec or load_spec()
         self.clock = clock or (lambda: _dt.datetime.now(_dt.timezone.utc))
-        self.http = http or httpx.Client(timeout=timeout, event_hooks=dict(event_hooks or {}), follow_redirects=False)
+        # Its own client reads each answer within ``timeout`` in all and ``max_response_bytes`` (conformance/bounded.py):
+        # a target answering forever or without end is bounded.AnswerTimeout / AnswerTooLarge, never a hang.
+        self.http = http or bounded.client(bounded.Limits(max_response_bytes, timeout), timeout=timeout,
+                                           event_hooks=dict(event_hooks or {}), follow_redirects=False)
 
     # ---- building ----
     def prepare(self, operation_id: str, *, path: Mapping[str, str] | None = None,

@@ -25,7 +25,8 @@ behaviour, a target with an upstream forwards everything unchanged (a transparen
 Ready behaviours (each a factory returning the behaviour):
 
 - :func:`huge_body` -- a valid JSON body of ``size`` bytes (default 500 MB; also the "50 MB JSON string"), its
-  ``Content-Length`` announced, streamed in 64 KiB pieces: never held in memory on either side of this server.
+  ``Content-Length`` announced (or, ``announced=False``, sent chunked), streamed in 64 KiB pieces: never held in
+  memory by this server.
 - :func:`endless_chunked` -- ``Transfer-Encoding: chunked`` pieces until the client goes away.
 - :func:`slow_body` -- a ``Content-Length`` body sent one byte per ``interval`` seconds (default 1 byte/s).
 - :func:`endless_continue` -- ``100 Continue`` interim answers, one after another, never a final answer.
@@ -52,7 +53,7 @@ from gate_helpers import LoopbackServer
 Behaviour = Callable[["Request", asyncio.StreamWriter], Awaitable[None]]
 PIECE = 64 * 1024
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailer", "upgrade",
-              "proxy-connection", "content-encoding"}
+              "proxy-connection"}
 
 
 @dataclass
@@ -166,6 +167,8 @@ class MisbehavingTarget(LoopbackServer):
                 await self.behaviour(request, writer)
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, OSError, ValueError):
             pass  # the client went away, or sent what this server does not parse: the connection ends
+        except asyncio.CancelledError:
+            pass  # stopped (an endless behaviour): ends quietly, as asyncio's stream callback reads the task's end
         finally:
             self._tasks.discard(task)
             writer.close()
@@ -202,7 +205,8 @@ class MisbehavingTarget(LoopbackServer):
         headers = [(k, v) for k, v in request.headers if k.lower() not in HOP_BY_HOP]
         answer = await self._client.request(request.method, self.upstream + request.target, headers=headers,
                                             content=request.body)
-        return Answer(answer.status_code, list(answer.headers.multi_items()), answer.content, answer.reason_phrase)
+        headers = [(k, v) for k, v in answer.headers.multi_items() if k.lower() != "content-encoding"]  # decoded
+        return Answer(answer.status_code, headers, answer.content, answer.reason_phrase)
 
 
 async def send(writer: asyncio.StreamWriter, data: bytes) -> None:
@@ -234,22 +238,26 @@ def fixed(status: int = 200, body: bytes = b"", headers: list[tuple[str, str]] |
     return behaviour
 
 
-def huge_body(size: int = 500 * 1000 * 1000, status: int = 200) -> Behaviour:
-    """A 200 with a valid JSON body of exactly ``size`` bytes, ``{"padding":"aaaa…"}``, announced by
-    ``Content-Length`` and streamed: the 500 MB answer, or (smaller) the 50 MB JSON string."""
+def huge_body(size: int = 500 * 1000 * 1000, status: int = 200, *, announced: bool = True) -> Behaviour:
+    """A 200 with a valid JSON body of exactly ``size`` bytes, ``{"padding":"aaaa…"}``, streamed: the 500 MB answer,
+    or (smaller) the 50 MB JSON string. ``announced``: its size in ``Content-Length``; else sent chunked (a client
+    learns the size only by reading)."""
     prefix, suffix = b'{"padding":"', b'"}'
     if size < len(prefix) + len(suffix):
         raise ValueError(f"a JSON body of this shape has at least {len(prefix) + len(suffix)} bytes")
     piece = b"a" * PIECE
 
+    def framed(data: bytes) -> bytes:
+        return data if announced else f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
     async def behaviour(request: Request, writer: asyncio.StreamWriter) -> None:
-        await send(writer, _head(f"{status} Huge", [("Content-Type", "application/json"),
-                                                                      ("Content-Length", str(size))]) + prefix)
+        framing = ("Content-Length", str(size)) if announced else ("Transfer-Encoding", "chunked")
+        await send(writer, _head(f"{status} Huge", [("Content-Type", "application/json"), framing]) + framed(prefix))
         left = size - len(prefix) - len(suffix)
         while left > 0:
-            await send(writer, piece[:left])
+            await send(writer, framed(piece[:left]))
             left -= min(left, PIECE)
-        await send(writer, suffix)
+        await send(writer, framed(suffix) + (b"" if announced else b"0\r\n\r\n"))
     return behaviour
 
 

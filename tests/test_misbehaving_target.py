@@ -49,6 +49,10 @@ def test_a_huge_body_is_valid_json_of_the_announced_size_streamed():
     assert answer.headers["content-length"] == str(size) and len(answer.content) == size
     assert answer.json()["padding"] == "a" * (size - len('{"padding":""}'))
     assert target.sent_bytes > size
+    with MisbehavingTarget(huge_body(size, announced=False)) as target:
+        answer = httpx.get(target.url + "/")
+    assert "content-length" not in answer.headers and answer.headers["transfer-encoding"] == "chunked"
+    assert len(answer.content) == size and answer.json()["padding"].startswith("aaa")
 
 
 def test_an_endless_chunked_body_goes_on_until_the_client_leaves():

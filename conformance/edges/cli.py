@@ -11,6 +11,8 @@ import sys
 
 import click
 
+from conformance.bounded import DEFAULT_MAX_BYTES, DEFAULT_SECONDS as TIMEOUT
+
 EXIT_CLEAN, EXIT_DISAGREE, EXIT_IMPOSSIBLE = 0, 1, 2
 
 
@@ -50,13 +52,21 @@ class Progress:
               help="Implementer profile (YAML) for the validator (and the reference sandbox).")
 @click.option("--fault", "faults", multiple=True, metavar="NAME",
               help="Reference target only: turn a sandbox fault switch on (see `obvalidate sandbox faults`).")
+@click.option("--request-timeout", default=TIMEOUT, show_default=True, type=click.FloatRange(0, min_open=True),
+              metavar="S", help="Seconds a request may take in all, its whole answer included; a case without one "
+                                "is answered 'no answer' (measured) and the run goes on.")
+@click.option("--max-response-bytes", default=DEFAULT_MAX_BYTES, show_default=True, type=click.IntRange(1),
+              metavar="N", help="The most bytes an answer's body may have; a longer one is cut there, the case "
+                                "answered 'no answer' (measured).")
 def edge_cases(target: str, kinds: tuple[str, ...], max_examples: int, seed: int, today: str | None, out_dir: str,
-               profile_path: str | None, faults: tuple[str, ...]) -> None:
+               profile_path: str | None, faults: tuple[str, ...], request_timeout: float = TIMEOUT,
+               max_response_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Write a report of the contract's edges: every constrained field and semantic rule of the spec at its
     boundaries (lengths, enums, int32, dates around today in Europe/Oslo, amounts per minor-unit class, IBAN, BBAN,
     KID, national identity numbers, remittance and basket combinations), the validator's verdict on each and — with
     a target — the target's answer, agree or disagree, and a curl reproducer. With a target, a Hypothesis search for
     disagreements adds what it finds, shrunk to minimal examples."""
+    from conformance.gate.pool import GatewayOptions
     from conformance.gate.session import TargetUnreachable
     from conformance.gate.target import REFERENCE, reachable, serving
     from validator.context import ConfigError, Profile
@@ -86,13 +96,14 @@ def edge_cases(target: str, kinds: tuple[str, ...], max_examples: int, seed: int
         raise EdgeUsageError(str(exc)) from None
     progress = Progress(sys.stderr.isatty())
     options = dict(today=day, kinds=kinds, seed=seed, max_examples=max_examples, profile=profile, faults=faults,
-                   progress=progress)
+                   progress=progress,
+                   gateway=GatewayOptions(timeout=request_timeout, max_response_bytes=max_response_bytes))
     try:
         if target == NO_TARGET:
             result = run(spec, base_url=None, target=target, **options)
         else:
             with serving(target, faults=faults, profile=profile) as base_url:
-                problem = reachable(base_url)
+                problem = reachable(base_url, min(10.0, request_timeout), max_response_bytes=max_response_bytes)
                 if problem:
                     raise click.ClickException(problem)
                 result = run(spec, base_url=base_url, target=target, **options)

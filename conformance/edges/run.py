@@ -14,7 +14,7 @@ from typing import Any, Callable
 import httpx
 
 from conformance.gate.model import Answer, NotExercised, printable
-from conformance.gate.pool import Unanswered
+from conformance.gate.pool import GatewayOptions, Unanswered
 from conformance.gate.session import Identities, Session, TargetUnreachable, TlsFailure, answer_of, curl
 from conformance.gate.suites import data as suite_data
 from conformance.gate.suites import semantic
@@ -94,11 +94,13 @@ def noon_in_oslo(day: _dt.date) -> _dt.datetime:
 
 def run(spec: Spec, *, base_url: str | None, target: str, today: _dt.date | None, kinds: tuple[str, ...],
         seed: int, max_examples: int, profile: Profile | None = None, faults: tuple[str, ...] = (),
-        progress: Callable[[int, int, str], None] | None = None) -> Result:
-    """Every derived edge judged by the validator (and answered by the target at ``base_url`` when given)."""
+        progress: Callable[[int, int, str], None] | None = None,
+        gateway: GatewayOptions = GatewayOptions()) -> Result:
+    """Every derived edge judged by the validator (and answered by the target at ``base_url`` when given, each answer
+    read within ``gateway``'s request timeout and size cap)."""
     started = time.perf_counter()
     session = _Recording(base_url or "http://target.invalid", spec, profile or Profile(), Identities.throwaway(),
-                         seed=seed, max_examples=max_examples)
+                         seed=seed, max_examples=max_examples, gateway=gateway)
     instant = session.now() if base_url else noon_in_oslo(today or session.today())
     day = session.validator_at(instant).today
     deriver = Deriver(spec, Validator(spec=spec, profile=session.profile, today=day), day)

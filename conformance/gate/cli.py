@@ -11,7 +11,7 @@ import sys
 import click
 
 from .model import SUITES
-from .pool import DEFAULT_MAX_CONNECTIONS
+from .pool import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONNECTIONS
 from .progress import Progress, progress_mode
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_IMPOSSIBLE = 0, 1, 2
@@ -148,8 +148,12 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
               help="Requests per second for the whole run (workers included). A 429 is waited for (Retry-After, at "
                    "most 60 s) and sent again, up to 3 times; then it is a rate-limited finding.")
 @click.option("--request-timeout", default=30.0, show_default=True, type=click.FloatRange(0, min_open=True),
-              metavar="S", help="Seconds to wait for an answer; a request without one is a request-timeout finding "
-                                "(once per operation) and the run goes on.")
+              metavar="S", help="Seconds a request may take in all: connecting, interim 1xx answers, headers and the "
+                                "whole body. A request without a whole answer by then is a request-timeout finding "
+                                "(once per operation, measured) and the run goes on.")
+@click.option("--max-response-bytes", default=DEFAULT_MAX_BYTES, show_default=True, type=click.IntRange(1),
+              metavar="N", help="The most bytes an answer's body may have (after gzip/deflate): a longer one is cut "
+                                "there and is an answer-too-large finding (once per operation, measured).")
 @click.option("--wait-for-target", type=click.FloatRange(0), metavar="S",
               help="Poll the target until it answers, for at most S seconds (a server still starting), then run; "
                    "exit 2 if it never answers.")
@@ -192,7 +196,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             fmt: str, faults: tuple[str, ...], baseline_path: str | None = None, write_baseline: str | None = None,
             full_curl: bool = False, replay_path: str | None = None, finding_names: tuple[str, ...] = (),
             tls_cert: str | None = None, tls_key: str | None = None, ca_bundle: str | None = None,
-            insecure: bool = False, quiet: bool = False) -> None:
+            insecure: bool = False, quiet: bool = False, max_response_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
 
     Suites: schema (Schemathesis positive generation per operation, every answer checked against the spec and the
@@ -239,12 +243,13 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
         from .pool import GatewayOptions
 
         _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections, fmt,
-                GatewayOptions(gateway_headers, rate_limit, request_timeout), wait_for_target)
+                GatewayOptions(gateway_headers, rate_limit, request_timeout, max_response_bytes), wait_for_target)
     progress = Progress(progress_mode(quiet, fmt), selected(chosen, patterns))
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
             def problem_of(url: str, timeout: float = 10.0) -> str | None:
-                return reachable(url, timeout, tls=tls, headers=gateway_headers)
+                return reachable(url, min(timeout, request_timeout), tls=tls, headers=gateway_headers,
+                                 max_response_bytes=max_response_bytes)
 
             problem = wait_for(base_url, wait_for_target, problem_of=problem_of) if wait_for_target is not None \
                 else problem_of(base_url)
@@ -255,6 +260,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
                                  max_connections, tls=tls)
             options.full_curl = full_curl
             options.headers, options.rate_limit, options.request_timeout = gateway_headers, rate_limit, request_timeout
+            options.max_response_bytes = max_response_bytes
             result = run(options, progress=progress)
     except TlsFailure as exc:
         progress.close()

@@ -14,6 +14,11 @@ every client, a 429 is waited for (its Retry-After) and sent again, and an answe
 request timeout is :class:`RequestTimeout` -- unless the target does not answer a cheap probe either, when it is the
 transport error it was (the target stopped answering).
 
+Every answer is read there too, bounded (:mod:`conformance.bounded`): within the request timeout in all (connecting,
+interim 1xx answers, headers and the whole body) and within ``--max-response-bytes``. An answer over time is
+:class:`RequestTimeout`, one over the size :class:`AnswerTooLarge`, each measured (bytes read, seconds): a finding of
+its own, and the run goes on.
+
 Every connection of the pool has the run's TLS (:mod:`.tls`: the client certificate, the CAs trusted) and goes
 through the proxy the environment names for its URL (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, bypassed for the
 hosts of ``NO_PROXY``; read as ``requests`` and curl read them), a CONNECT tunnel for https.
@@ -37,6 +42,10 @@ import requests.exceptions
 import requests.utils
 from urllib3 import HTTPResponse
 from urllib3._collections import HTTPHeaderDict
+
+from conformance.bounded import DEFAULT_MAX_BYTES, AnswerTimeout, Limits, Unbounded, read_bounded, seconds_text
+from conformance.bounded import AnswerTooLarge as _Oversized
+from conformance.bounded import transport as bounded_transport
 
 from .tls import TlsOptions
 
@@ -77,9 +86,11 @@ class Unanswered(Exception):
 
     rule = ""
 
-    def __init__(self, method: str, url: str, message: str) -> None:
+    def __init__(self, method: str, url: str, message: str, actual: str = "", reason: str = "") -> None:
         super().__init__(message)
         self.method, self.url, self.message = method, url, message
+        self.actual = actual   # what the target did, measured, when the pool measured it
+        self.reason = reason or message   # the same words each time (measurements vary): a not-exercised reason
 
 
 class RequestTimeout(Unanswered):
@@ -88,6 +99,18 @@ class RequestTimeout(Unanswered):
 
 class RateLimited(Unanswered):
     rule = "rate-limited"
+
+
+class AnswerTooLarge(Unanswered):
+    rule = "answer-too-large"
+
+
+def _measured(problem: Unbounded) -> str:
+    """What the target did, in a finding's "actual": the status it gave, the bytes read before the cut, the time."""
+    if problem.status is None and not problem.received:
+        return f"no answer within {problem.limits.seconds:g} s"
+    status = f"{problem.status}, " if problem.status is not None else "no final answer, "
+    return f"{status}{problem.received:,} bytes read in {seconds_text(problem.seconds)}, then cut"
 
 
 class RateLimiter:
@@ -132,11 +155,12 @@ def retry_after(value: str | None, now: float | None = None) -> float:
 @dataclass(frozen=True)
 class GatewayOptions:
     """How the run meets the target's gateway: headers for the target's origin, requests per second (None: no
-    limit), the request timeout in seconds."""
+    limit), the request timeout in seconds (in all, per request), the most bytes an answer's body may have."""
 
     headers: tuple[tuple[str, str], ...] = ()
     rate_limit: float | None = None
     timeout: float = TIMEOUT
+    max_response_bytes: int = DEFAULT_MAX_BYTES
 
 
 def _origin(url: httpx.URL | str) -> tuple[str, str, int | None]:
@@ -184,9 +208,23 @@ class Gateway(httpx.BaseTransport):
             return f": the target's rate limit is below the run's --rate-limit {self.options.rate_limit:g}/s"
         return ": the target limits the request rate; give the run a --rate-limit under it"
 
+    def _limits(self, request: httpx.Request) -> Limits:
+        """The request's own timeout (a probe's is shorter) as its deadline in all; the run's size cap."""
+        seconds = (request.extensions.get("timeout") or {}).get("read") or self.options.timeout
+        return Limits(self.options.max_response_bytes, seconds)
+
     def _send(self, request: httpx.Request) -> httpx.Response:
         try:
-            return self.inner.handle_request(request)
+            return read_bounded(self.inner, request, self._limits(request))
+        except _Oversized as exc:
+            raise AnswerTooLarge(request.method, str(request.url), exc.message, _measured(exc), exc.what) from None
+        except AnswerTimeout as exc:
+            if exc.received:   # it is answering, too slowly or never completely: no probe needed to tell
+                raise RequestTimeout(request.method, str(request.url), exc.message, _measured(exc), exc.what) from None
+            if not self._answers(request):
+                raise   # the target stopped answering altogether: the transport error it is
+            raise RequestTimeout(request.method, str(request.url), f"{exc.message}; the target answers other requests",
+                                 _measured(exc), f"{exc.what}; the target answers other requests") from None
         except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:
             if not self._answers(request):
                 raise   # the target stopped answering altogether: the transport error it is
@@ -199,9 +237,10 @@ class Gateway(httpx.BaseTransport):
         probe = httpx.Request("GET", request.url.copy_with(raw_path=b"/"), headers=list(self.options.headers),
                               extensions={"timeout": httpx.Timeout(min(PROBE_TIMEOUT, self.options.timeout)).as_dict()})
         try:
-            answer = self.inner.handle_request(probe)
-            answer.read()
-            answer.close()
+            read_bounded(self.inner, probe, Limits(self.options.max_response_bytes, min(PROBE_TIMEOUT,
+                                                                                         self.options.timeout)))
+        except Unbounded as exc:   # too large, or bytes that never made a whole answer: something is answering
+            return isinstance(exc, _Oversized) or exc.received > 0
         except httpx.HTTPError:
             return False
         return True
@@ -230,7 +269,7 @@ class _Routes(httpx.BaseTransport):
 
     def __init__(self, context, limits: httpx.Limits) -> None:
         self.context, self.limits = context, limits
-        self.direct = httpx.HTTPTransport(verify=context, limits=limits)
+        self.direct = bounded_transport(verify=context, limits=limits)
         self._proxied: dict[str, httpx.HTTPTransport] = {}
         self._routes: dict[tuple[str, str, int | None], str | None] = {}
         self._lock = threading.Lock()
@@ -245,8 +284,8 @@ class _Routes(httpx.BaseTransport):
             if proxy is None:
                 return self.direct
             if proxy not in self._proxied:
-                self._proxied[proxy] = httpx.HTTPTransport(verify=self.context, limits=self.limits,
-                                                           proxy=httpx.Proxy(proxy))
+                self._proxied[proxy] = bounded_transport(verify=self.context, limits=self.limits,
+                                                         proxy=httpx.Proxy(proxy))
             return self._proxied[proxy]
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:

@@ -33,7 +33,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ob-header", action="append", default=[], metavar="'Name: value'",
                     help="A gateway header sent on every request (repeatable); never signed, never judged.")
     group.addoption("--ob-rate-limit", type=float, default=None, help="Requests per second, for the session.")
-    group.addoption("--ob-request-timeout", type=float, default=None, help="Seconds to wait for an answer (30).")
+    group.addoption("--ob-request-timeout", type=float, default=None,
+                    help="Seconds a request may take in all, its whole answer included (30).")
+    group.addoption("--ob-max-response-bytes", type=int, default=None,
+                    help="The most bytes an answer's body may have (4 MiB); a longer one is cut, a finding.")
     group.addoption("--ob-tls-cert", default=None, help="TLS client certificate (PEM; the QWAC, not the signing one).")
     group.addoption("--ob-tls-key", default=None, help="Its private key (PEM).")
     group.addoption("--ob-ca-bundle", default=None, help="CAs (PEM) trusted for the target's certificate.")
@@ -42,17 +45,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def gateway_options(opt):
-    """The session's gateway options (pool.py) from the --ob-header, --ob-rate-limit and --ob-request-timeout."""
-    from .pool import TIMEOUT, GatewayOptions, parse_header
+    """The session's gateway options (pool.py) from the --ob-header, --ob-rate-limit, --ob-request-timeout and
+    --ob-max-response-bytes."""
+    from .pool import DEFAULT_MAX_BYTES, TIMEOUT, GatewayOptions, parse_header
 
     try:
         headers = tuple(parse_header(h) for h in opt("--ob-header"))
     except ValueError as exc:
         raise pytest.UsageError(f"--ob-header: {exc}") from None
     rate, timeout = opt("--ob-rate-limit"), opt("--ob-request-timeout")
-    if (rate is not None and rate <= 0) or (timeout is not None and timeout <= 0):
-        raise pytest.UsageError("--ob-rate-limit and --ob-request-timeout are positive numbers")
-    return GatewayOptions(headers, rate, timeout or TIMEOUT)
+    cap = opt("--ob-max-response-bytes")
+    if (rate is not None and rate <= 0) or (timeout is not None and timeout <= 0) or (cap is not None and cap < 1):
+        raise pytest.UsageError("--ob-rate-limit, --ob-request-timeout and --ob-max-response-bytes are positive "
+                                "numbers")
+    return GatewayOptions(headers, rate, timeout or TIMEOUT, cap or DEFAULT_MAX_BYTES)
 
 
 class _Run:

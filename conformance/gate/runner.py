@@ -20,7 +20,7 @@ from validator.spec import Spec, load_spec
 from . import suites as _suites  # noqa: F401 - importing the suites registers their checks
 from .baseline import Baseline
 from .model import REGISTRY, SUITES, Check, Finding, NotExercised, Outcome
-from .pool import DEFAULT_MAX_CONNECTIONS, TIMEOUT, GatewayOptions, Unanswered
+from .pool import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONNECTIONS, TIMEOUT, GatewayOptions, Unanswered
 from .session import Identities, Session, TargetUnreachable
 from .tls import TlsOptions
 
@@ -48,10 +48,11 @@ class RunOptions:
     headers: tuple[tuple[str, str], ...] = ()
     rate_limit: float | None = None
     request_timeout: float = TIMEOUT
+    max_response_bytes: int = DEFAULT_MAX_BYTES   # the most an answer's body may have (conformance/bounded.py)
     tls: TlsOptions | None = None      # the TLS client certificate and the CAs trusted (file names: they travel)
 
     def gateway(self) -> GatewayOptions:
-        return GatewayOptions(self.headers, self.rate_limit, self.request_timeout)
+        return GatewayOptions(self.headers, self.rate_limit, self.request_timeout, self.max_response_bytes)
 
 
 @dataclass
@@ -188,7 +189,8 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
     plain = RunOptions(options.base_url, suites, options.profile_path, None, options.seed, options.max_examples, 1,
                        options.checks, worker_connections(options.max_connections, options.workers, len(suites)),
                        headers=options.headers, rate_limit=worker_rate(options.rate_limit, options.workers, len(suites)),
-                       request_timeout=options.request_timeout, tls=options.tls)
+                       request_timeout=options.request_timeout, max_response_bytes=options.max_response_bytes,
+                       tls=options.tls)
     plain.full_curl = options.full_curl
     import multiprocessing
 
@@ -235,12 +237,12 @@ def _one_error_body_finding(result: RunResult) -> None:
 def _one_unanswered_finding(result: RunResult) -> None:
     """The worker processes' timeout and rate-limit findings as the run's: one per rule and operation (the first;
     the other checks that met it were not exercised)."""
-    from .pool import RateLimited, RequestTimeout
+    from .pool import AnswerTooLarge, RateLimited, RequestTimeout
 
     first: dict[tuple[str, str], str] = {}
     for outcome in result.outcomes:
         for finding in list(outcome.findings):
-            if finding.rule not in (RequestTimeout.rule, RateLimited.rule):
+            if finding.rule not in (RequestTimeout.rule, RateLimited.rule, AnswerTooLarge.rule):
                 continue
             key = (finding.rule, finding.operation)
             if key not in first:

@@ -266,15 +266,20 @@ class Session:
             outcome = self.outcome(operation)
             if outcome.status != "failed":
                 outcome.status = "not-exercised"
-                outcome.reason = f"{problem.message} (reported once, under {first})"
+                outcome.reason = f"{problem.reason} (reported once, under {first})"
             return
         if problem.rule == "request-timeout":
-            expected = f"an answer within {self.gateway.timeout:g} s"
-            actual = f"no answer within {self.gateway.timeout:g} s"
+            expected = f"a whole answer within {self.gateway.timeout:g} s"
+            actual = problem.actual or f"no answer within {self.gateway.timeout:g} s"
+            option = "--request-timeout"
+        elif problem.rule == "answer-too-large":
+            expected = f"a body of at most {self.gateway.max_response_bytes:,} bytes"
+            actual = problem.actual
+            option = "--max-response-bytes"
         else:
             expected = "an answer other than 429 after Retry-After"
             actual = "429 Too Many Requests (rate limited)"
-        option = "--request-timeout" if problem.rule == "request-timeout" else "--rate-limit"
+            option = "--rate-limit"
         finding = Finding(suite, check_id, operation, problem.rule, option, problem.message, expected, actual, "",
                           self.seed, "", {})
         outcome = self.outcome(operation)

@@ -10,7 +10,7 @@ from typing import Callable, Iterable, Iterator
 
 import httpx
 
-from .pool import ConnectionPool, GatewayOptions, Unanswered
+from .pool import DEFAULT_MAX_BYTES, ConnectionPool, GatewayOptions, Unanswered
 from .tls import TlsOptions, explain as explain_tls, explain_answer
 
 REFERENCE = "reference"
@@ -76,16 +76,18 @@ def serving(target: str, *, faults: Iterable[str] = (), profile=None) -> Iterato
 
 
 def reachable(base_url: str, timeout: float = 10.0, tls: TlsOptions | None = None,
-              headers: tuple[tuple[str, str], ...] = ()) -> str | None:
+              headers: tuple[tuple[str, str], ...] = (), max_response_bytes: int = DEFAULT_MAX_BYTES) -> str | None:
     """None when something answers HTTP at ``base_url`` (with the run's TLS and gateway ``headers``, through the
-    environment's proxy as the run's requests go), else why not: a TLS failure in one sentence starting "TLS:"."""
-    pool = ConnectionPool(1, GatewayOptions(headers), origin=base_url, tls=tls)
+    environment's proxy as the run's requests go), else why not: a TLS failure in one sentence starting "TLS:".
+    The probe's answer is read as every answer is (pool.py): ``timeout`` in all, at most ``max_response_bytes``;
+    an answer over them is still an answer (the checks report it)."""
+    pool = ConnectionPool(1, GatewayOptions(headers, max_response_bytes=max_response_bytes), origin=base_url, tls=tls)
     try:
         with pool.client(timeout=timeout) as client:
             answer = client.get(base_url + "/")
     except httpx.HTTPError as exc:
         return explain_tls(exc, base_url + "/", tls) or f"{base_url} is not reachable: {type(exc).__name__}: {exc}"
-    except Unanswered:  # 429 each time, or slower than the timeout while answering a probe: it answers
+    except Unanswered:  # 429 each time, too slow or too large while answering a probe: it answers
         return None
     finally:
         pool.close()

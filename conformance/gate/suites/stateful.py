@@ -488,22 +488,29 @@ def concurrent_creations(session: Session, check_id: str, clients: int = 8, each
     if missing:  # said here, not in the worker threads
         raise NotExercised(missing)
     created: list[tuple[str, str]] = []
+    failed: list[BaseException] = []
     lock = threading.Lock()
 
     def work(n: int) -> None:
         client = session.client()
-        for i in range(each):
-            amount = f"{n + 1}.{i + 10:02d}"
-            exchange = session.call(client, "createSepaCreditTransfer", body=sepa_body(amount), query=DUPLICATES_ALLOWED)
-            if exchange.answer.status == 201:
-                with lock:
-                    created.append((_json(exchange).get("paymentId"), amount))
+        try:
+            for i in range(each):
+                amount = f"{n + 1}.{i + 10:02d}"
+                exchange = session.call(client, "createSepaCreditTransfer", body=sepa_body(amount),
+                                        query=DUPLICATES_ALLOWED)
+                if exchange.answer.status == 201:
+                    with lock:
+                        created.append((_json(exchange).get("paymentId"), amount))
+        except Exception as exc:  # an answer too slow or too large, an unreachable target: the check's to report
+            failed.append(exc)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if failed:
+        raise failed[0]
     ids = [pid for pid, _a in created]
     if len(set(ids)) != len(ids):
         session.disagree(None, rule=check_id, ref="Endpoints", expected="a distinct paymentId per 201",
