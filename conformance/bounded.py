@@ -200,11 +200,12 @@ def _body(response: httpx.Response, request: httpx.Request, limits: Limits, star
     def too_large(read: int, why: str) -> AnswerTooLarge:
         seconds = time.monotonic() - started
         return AnswerTooLarge(
-            f"{_target(request)} answered {response.status_code} with a body {why} (--max-response-bytes)", request=request, status=response.status_code, received=read, seconds=seconds,
-            limits=limits)
+            f"{_target(request)} answered {response.status_code} with a body {why} (--max-response-bytes)",
+            request=request, status=response.status_code, received=read, seconds=seconds, limits=limits)
 
     announced = response.headers.get("content-length", "")
-    if announced.strip().isdigit() and int(announced) > limits.max_bytes:
+    bodiless = request.method == "HEAD" or response.status_code in (204, 304)  # its Content-Length is not its body's
+    if not bodiless and announced.strip().isdigit() and int(announced) > limits.max_bytes:
         raise too_large(0, f"of {int(announced):,} bytes (its Content-Length), over the {limits.max_bytes:,}-byte "
                            "cap")
     coding = response.headers.get("content-encoding", "").strip().lower()

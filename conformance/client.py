@@ -88,8 +88,8 @@ class SignedClient:
         self.identity = identity
         self.spec = spec or load_spec()
         self.clock = clock or (lambda: _dt.datetime.now(_dt.timezone.utc))
-        # Its own client reads each answer within ``timeout`` in all and ``max_response_bytes`` (conformance/bounded.py):
-        # a target answering forever or without end is bounded.AnswerTimeout / AnswerTooLarge, never a hang.
+        # Its own client reads each answer within ``timeout`` in all and ``max_response_bytes`` (bounded.py): a target
+        # answering forever or without end is bounded.AnswerTimeout / AnswerTooLarge, never a hang.
         self.http = http or bounded.client(bounded.Limits(max_response_bytes, timeout), timeout=timeout,
                                            event_hooks=dict(event_hooks or {}), follow_redirects=False)
 

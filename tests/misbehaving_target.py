@@ -36,9 +36,9 @@ Ready behaviours (each a factory returning the behaviour):
 - :func:`when` -- ``when(predicate, then, otherwise)``: misbehave on some requests only (e.g. not on the
   reachability probe, ``GET /``), forward the rest.
 
-Each behaviour writing through :func:`send` counts what it wrote in ``target.sent_bytes`` (streamed behaviours: the bytes the client took before
-it went away). Every wait of the server is bounded by the client: a behaviour that never ends stops when the client
-closes the connection, or when the target is stopped.
+Each behaviour writing through :func:`send` counts what it wrote in ``target.sent_bytes`` (streamed behaviours: the
+bytes the client took before it went away). Every wait of the server is bounded by the client: a behaviour that
+never ends stops when the client closes the connection, or when the target is stopped.
 """
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ class Request:
         return urlsplit(self.target).path
 
     async def forward(self) -> Answer:
-        """The upstream's answer to this same request (same method, target, headers -- ``Host`` included -- and body)."""
+        """The upstream's answer to this same request (its method, target, headers -- ``Host`` included -- and body)."""
         return await self.server.forward(self)
 
 
@@ -314,7 +314,7 @@ def rewrite(edit: Callable[[Request, Answer], Answer | None]) -> Behaviour:
 
 
 def when(predicate: Callable[[Request], bool], then: Behaviour, otherwise: Behaviour = forward) -> Behaviour:
-    """``then`` for the requests ``predicate`` accepts, ``otherwise`` (default: forward to the upstream) for the rest."""
+    """``then`` for the requests ``predicate`` accepts, ``otherwise`` (default: forward to the upstream) for others."""
     async def behaviour(request: Request, writer: asyncio.StreamWriter) -> None:
         await (then if predicate(request) else otherwise)(request, writer)
     return behaviour
