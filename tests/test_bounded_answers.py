@@ -29,8 +29,8 @@ from conformance import bounded
 from conformance.client import SignedClient
 from conformance.gate.pool import AnswerTooLarge, ConnectionPool, GatewayOptions
 from conformance.gate.target import ReferenceServer, reachable
-from misbehaving_target import (MisbehavingTarget, endless_chunked, endless_continue, fixed, huge_body, slow_body,
-                                when)
+from misbehaving_target import (MisbehavingTarget, endless_chunked, endless_continue, fixed, huge_body, send,
+                                slow_body, when)
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECK = "security:unsigned"           # one request (a payment creation without a signature): the cheapest check
@@ -272,3 +272,27 @@ def test_limits_are_positive():
     for wrong in (dict(max_bytes=0), dict(seconds=0)):
         with pytest.raises(ValueError):
             bounded.Limits(**wrong)
+
+
+def test_a_bodiless_answer_announcing_a_large_content_length_is_not_refused():
+    """A HEAD answer carries the Content-Length a GET would have (RFC 9110 section 9.3.2): no body to cap."""
+    async def head(request, writer):
+        await send(writer, b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500000000\r\n\r\n")
+
+    with MisbehavingTarget(head) as target, bounded.client(bounded.Limits(MB, 2)) as client:
+        answer = client.head(target.url + "/")
+        assert answer.status_code == 200 and answer.headers["content-length"] == "500000000"
+        with pytest.raises(bounded.AnswerTooLarge):   # the same head on a GET announces a body over the cap
+            client.get(target.url + "/")
+
+
+def test_the_pytest_plugin_takes_the_cap():
+    from conformance.gate.pytest_plugin import gateway_options
+
+    given = {"--ob-header": [], "--ob-rate-limit": None, "--ob-request-timeout": 2.0, "--ob-max-response-bytes": 1000}
+    options = gateway_options(given.get)
+    assert (options.timeout, options.max_response_bytes) == (2.0, 1000)
+    unset = {**given, "--ob-max-response-bytes": None}
+    assert gateway_options(unset.get).max_response_bytes == bounded.DEFAULT_MAX_BYTES
+    with pytest.raises(pytest.UsageError):
+        gateway_options({**given, "--ob-max-response-bytes": 0}.get)
