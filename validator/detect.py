@@ -61,12 +61,14 @@ class Shape:
                 return False
         return True
 
-    def nested_missing(self, payload: dict) -> int:
-        return sum(
-            len(required - value.keys())
+    def nested_missing(self, payload: dict) -> tuple[str, ...]:
+        """The required members a nested object lacks, as ``name.member`` (sorted)."""
+        return tuple(sorted(
+            f"{name}.{member}"
             for name, required in self.nested
             if isinstance(value := payload.get(name), dict)
-        )
+            for member in required - value.keys()
+        ))
 
 
 @record
@@ -82,6 +84,8 @@ class _Score:
     problems: int  # undeclared keys + missing required properties
     matched: int  # keys declared (exactly or as a near miss)
     request: bool
+    missing: tuple[str, ...] = ()  # the required properties the payload lacks (nested ones as name.member)
+    undeclared: tuple[str, ...] = ()  # its keys the kind does not declare (no near miss of a declared one)
 
     @property
     def order(self) -> tuple:
@@ -180,11 +184,26 @@ def detect_kind(spec: Spec, payload: Any) -> Detection:
             f"checked as {best.kind} (pass --kind to choose)"
         )
         return Detection(best.kind, tuple(tied), message, confident=False)
-    problems = f"{best.problems} undeclared or missing propert{'y' if best.problems == 1 else 'ies'}"
+    problems = f"{best.problems} undeclared or missing propert{'y' if best.problems == 1 else 'ies'}: {_named(best)}"
     named = (best.kind, runner_up.kind) if runner_up is not None and runner_up.matched else (best.kind,)
     second = f"; runner-up {named[1]}" if len(named) > 1 else ""
     message = f"the payload fits no kind exactly; checked as {best.kind}, the closest ({problems}){second} (pass --kind to choose)"
     return Detection(best.kind, named, message, confident=False)
+
+
+# At most this many property names are listed in a message (the count says how many there are).
+NAMED_PROPERTIES = 8
+
+
+def _named(score: _Score) -> str:
+    """The missing and undeclared properties of ``score``, as a kind-ambiguous message names them."""
+    parts = []
+    for label, names in (("missing", score.missing), ("undeclared", score.undeclared)):
+        if names:
+            shown = ", ".join(names[:NAMED_PROPERTIES])
+            more = f" and {len(names) - NAMED_PROPERTIES} more" if len(names) > NAMED_PROPERTIES else ""
+            parts.append(f"{label} {shown}{more}")
+    return "; ".join(parts)
 
 
 def _exact_fits(spec: Spec, payload: Any) -> list[KindShapes]:
@@ -249,16 +268,17 @@ def _score(entry: KindShapes, payload: Any) -> _Score | None:
     for shape in entry.shapes:
         matched = keys & shape.properties
         unmatched_names = set(shape.properties - matched)
-        undeclared = 0
+        undeclared: list[str] = []
         for key in sorted(keys - shape.properties):
             near = closest(key, sorted(unmatched_names))
             if near is None:
-                undeclared += 1
+                undeclared.append(key)
             else:
                 unmatched_names.discard(near)
                 matched = matched | {near}
-        missing = len(shape.required - matched) + shape.nested_missing(_top_object(payload, entry.array))
-        score = _Score(entry.kind.name, undeclared + missing, len(matched), entry.kind.is_request)
+        missing = tuple(sorted(shape.required - matched)) + shape.nested_missing(_top_object(payload, entry.array))
+        score = _Score(entry.kind.name, len(undeclared) + len(missing), len(matched), entry.kind.is_request,
+                       missing, tuple(undeclared))
         if best is None or score.order < best.order:
             best = score
     return best

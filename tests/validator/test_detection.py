@@ -147,3 +147,17 @@ def test_remembered_key_sets_are_bounded():
         detect_kind(SPEC, {f"unknown{n}": 1, "creditorName": "x"})
     assert len(SPEC._cache["detect_fit"]) <= detect.FIT_CACHE_SIZE
     assert detect_kind(SPEC, spec_example(SPEC, SEPA)).kind == "sepa-credit-transfer"  # still right once full
+
+
+def test_a_guessed_kind_names_the_missing_and_undeclared_properties():
+    """The kind-ambiguous warning says which properties the closest kind misses or does not declare (issue 21)."""
+    complete = spec_example(SPEC, SEPA)
+    assert "kind-ambiguous" not in rules_of(VALIDATOR.validate(complete))
+    payload = json.loads(json.dumps(complete))
+    del payload["creditorAccount"], payload["debtorAccount"]["currency"]
+    payload["frobnicate"] = 1
+    report = VALIDATOR.validate(payload)
+    [warning] = [f for f in report.findings if f.rule == "kind-ambiguous"]
+    assert report.kind == "sepa-credit-transfer"
+    assert "3 undeclared or missing properties: missing creditorAccount, debtorAccount.currency; " \
+           "undeclared frobnicate)" in warning.message, warning.message
