@@ -19,6 +19,7 @@ import base64
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import threading
 import time
@@ -29,6 +30,21 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage", "--hide-scrollbars", "--remote-debugging-pipe")
 TIMEOUT = 30.0
+EXECUTABLES = ("chromium", "chromium-browser", "google-chrome")
+INSTALL = "apt-get install chromium (as .ci/run does)"
+
+
+def chromium_executable() -> str:
+    """Debian's chromium on PATH; without it the calling test skips, saying how to install it, except in CI (the CI
+    environment variable set), where it fails: CI installs it (.ci/run), so a missing browser there is a fault."""
+    import pytest
+
+    found = next(filter(None, map(shutil.which, EXECUTABLES)), None)
+    if found:
+        return found
+    if os.environ.get("CI"):
+        pytest.fail(f"no chromium on PATH, and CI is set: {INSTALL}", pytrace=False)
+    pytest.skip(f"no chromium on PATH; install it with: {INSTALL}")
 
 
 class BrowserError(RuntimeError):

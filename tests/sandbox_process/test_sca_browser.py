@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import http.server
 import io
-import shutil
 import threading
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,20 +17,13 @@ from PIL import Image
 
 from conformance.client import SignedClient
 from conformance.sandbox import testdata
-from headless_chromium import Chromium
+from headless_chromium import Chromium, chromium_executable
 
 SEPA = {"payment-service": "payments", "payment-product": "sepa-credit-transfers"}
 SESSION = "5b0e3c7a-2d4f-4a1b-9c8d-7e6f5a4b3c2d"
 CREDITOR = "Ingrid Hansen Immobilien GmbH"
 WIDTH, HEIGHT = 1000, 800
 BUTTON_BLUE = (0x0B, 0x5C, 0xAD)  # the SCA page's "Authorise" button (conformance/sandbox/sca.py)
-
-
-def chromium_executable() -> str:
-    """Debian's chromium (CI installs it: .ci/run); not skipped when missing, the test fails and says why."""
-    found = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
-    assert found, "no chromium on PATH (apt-get install chromium)"
-    return found
 
 
 class TppCallback:
