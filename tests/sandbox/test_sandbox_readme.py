@@ -29,3 +29,24 @@ def test_signed_payment_with_obvalidate_sign_and_curl(server, tmp_path):
     assert done.returncode == 0, done.stderr.decode()
     answer = json.loads(done.stdout.decode().strip().splitlines()[-1])
     assert answer["transactionStatus"] == "RCVD" and answer["paymentId"]
+
+
+@pytest.mark.skipif(not (shutil.which("curl") and shutil.which("bash")), reason="needs bash and curl")
+def test_a_curl_user_gets_from_creation_to_acsc(server, tmp_path):
+    """The README's curl recipe for the SCA steps, run as written after the creation recipe: the authorisation is
+    started, the SCA form submitted as Kari, the batch run executes the payment (issue 21)."""
+    server.app.state.sandbox = Sandbox.create()          # the real clock: `obvalidate sign` dates with it
+    blocks = re.findall(r"```sh\n(.*?)\n```", SECTION, re.S)
+    [recipe] = [b for b in blocks if "sepa-start-authorisation.http" in b]
+    script = (blocks[1] + "\necho\n" + recipe).replace("http://127.0.0.1:8080", server.url)
+    (tmp_path / "docs").symlink_to(ROOT / "docs")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-c", "set -e\n" + script], cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    lines = done.stdout.decode().strip().splitlines()
+    redirect = next(line for line in lines if line.startswith("303 "))
+    assert "&psu-id=" in redirect and "tpp-session-id=3f1c9a52-tpp-session" in redirect and redirect.split()[1].startswith("https://tpp.example.no/callback")
+    statuses = [json.loads(line)["transactionStatus"] for line in lines if '"transactionStatus"' in line]
+    assert statuses[-2:] == ["PDNG", "ACSC"], lines
+    executed = json.loads(next(line for line in lines if '"executed"' in line))["executed"]
+    assert len(executed) == 1
