@@ -14,7 +14,8 @@ Usage::
 
 :meth:`SignedClient.call` fills every required header and query parameter of the operation with a valid default
 from spec/openapi.yaml (X-Request-ID: a fresh UUID per call) unless given (``headers`` entries override, ``None``
-removes one), takes the operation's first spec example as body unless given, sends ``Content-Type: application/json``
+removes one), takes the operation's first spec example as body unless given (its dates moved to the client's day,
+:meth:`SignedClient.default_body`), sends ``Content-Type: application/json``
 with a body (A33; ``headers={"Content-Type": None}`` leaves it out), and signs the exact body bytes it sends
 with the validator's signer (Digest where the operation takes one, Date from ``clock``, TPP-Signature-Certificate,
 Signature). :meth:`SignedClient.prepare` returns the signed request without sending it, for tests that tamper with
@@ -32,7 +33,9 @@ from typing import Any, Callable, Mapping
 import httpx
 
 from conformance import bounded
+from validator.context import today_in_oslo
 from validator.request import build_request
+from validator.request.build import first_body_example
 from validator.signing import SignableRequest, generate_test_identity, sign_request
 from validator.spec import Spec, load_spec
 
@@ -76,6 +79,39 @@ class PreparedRequest:
 
 
 class SignedClient:
+    """A client of one implementation of the interface, signing every request as the TPP of ``identity``.
+
+    Arguments:
+
+    ``base_url``
+        The implementation's base address (``http://127.0.0.1:8080``; a trailing ``/`` is dropped).
+    ``identity``
+        The TPP's :class:`Identity` (key and certificate) the requests are signed with; None sends them unsigned.
+    ``spec``
+        The interface (:func:`validator.spec.load_spec`, the default), from which operations and defaults come.
+    ``clock``
+        A function returning the current aware datetime: each request's Date header and the day default bodies
+        are valid on (:meth:`default_body`). Default: the machine's clock. Give the target's clock where it has
+        its own (a sandbox started with ``--now``; the ``ob_client`` fixture passes the sandbox clock).
+    ``http``
+        An ``httpx.Client`` to send with (its transport, TLS, proxies); default one of its own, never following
+        redirects, closed by :meth:`close`.
+    ``timeout``
+        Seconds to wait for an answer (the default client's).
+    ``event_hooks``
+        httpx event hooks of the default client (``{"response": [check]}``: every answer passes through).
+    ``extra_headers``
+        ``(name, value)`` pairs sent with every request that lacks the header, never signed (a gateway's API key).
+    ``also_signed``
+        Header names signed besides the signing profile's (``x-signed-headers``), each when present.
+
+    :meth:`call` and :meth:`prepare` take the operation id (an ``operationId`` of
+    spec/openapi.yaml) and, each optional: ``path`` (path parameter values by name: ``{"payment-service":
+    "payments", "payment-product": "sepa-credit-transfers", "paymentId": pid}``), ``query`` (query parameters;
+    None adds the required ones), ``headers`` (override or add; ``None`` removes one), ``body`` (a JSON value, JSON
+    text, or exact bytes; default :meth:`default_body`) and ``sign`` (False: unsigned).
+    """
+
     def __init__(self, base_url: str, identity: Identity | None, *, spec: Spec | None = None,
                  clock: Callable[[], _dt.datetime] | None = None, http: httpx.Client | None = None,
                  timeout: float = 30.0, event_hooks: Mapping[str, list] | None = None,
@@ -102,6 +138,8 @@ class SignedClient:
         given = dict(headers or {})
         given.setdefault("X-Request-ID", str(uuid.uuid4()))
         raw = body if isinstance(body, (bytes, bytearray)) else None
+        if body is _DEFAULT and op.request_schema_ref:
+            body = self.default_body(operation_id)
         options = {} if body is _DEFAULT else {"body": None if raw is not None else body}
         envelope = build_request(self.spec, operation_id, path_values=path, query=query, headers=given, **options)
         data = bytes(raw) if raw is not None else envelope.get("body", "").encode("utf-8")
@@ -110,6 +148,25 @@ class SignedClient:
             pairs.append(("Content-Type", JSON_MEDIA_TYPE))  # A33: HTTP metadata of the JSON body, as TPPs send it
         digest = any(p.key == "digest" for p in op.header_parameters)
         return self._signed(op.method, envelope["path"], pairs, data, sign=sign, digest=digest)
+
+    def default_body(self, operation_id: str) -> Any:
+        """The body :meth:`call` sends when given none: the operation's first spec example, its dates (every value
+        the schema types ``format: date``) moved by as many days as the client's day (Europe/Oslo, by ``clock``)
+        is after the day the spec's examples are written for (``x-example-today``). An execution date a month
+        ahead in the example is a month ahead of the client's day, a card transaction's date in the past stays
+        in the past: valid on whatever day the client and its target run (A13, A14)."""
+        op = self.spec.operation(operation_id)
+        example = first_body_example(self.spec, op)
+        if example is None or not op.request_schema_ref:
+            return example
+        days = (today_in_oslo(self.clock()) - _dt.date.fromisoformat(self.spec.example_today)).days
+        if days == 0:
+            return example
+        paths: set[tuple] = set()
+        _date_paths(self.spec, {"$ref": op.request_schema_ref}, example, (), paths)
+        for path in paths:
+            _shift_date(example, path, days)
+        return example
 
     def _signed(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes, *, sign: bool,
                 digest: bool) -> PreparedRequest:
@@ -150,3 +207,40 @@ class SignedClient:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+# How deep the schema walk of :func:`_date_paths` follows nested values (the spec's examples are a few levels deep).
+_MAX_DEPTH = 32
+
+
+def _date_paths(spec: Spec, schema: Any, value: Any, path: tuple, out: set[tuple], depth: int = 0) -> None:
+    """The places in ``value`` where the schema (through ``$ref``, ``allOf``, ``anyOf``/``oneOf``) says
+    ``format: date``, added to ``out`` as key paths."""
+    if depth > _MAX_DEPTH or not isinstance(schema, dict):
+        return
+    if "$ref" in schema:
+        _date_paths(spec, spec.resolve(schema["$ref"]), value, path, out, depth + 1)
+    for key in ("allOf", "anyOf", "oneOf"):
+        for part in schema.get(key, ()):
+            _date_paths(spec, part, value, path, out, depth + 1)
+    if isinstance(value, str) and schema.get("format") == "date":
+        out.add(path)
+    elif isinstance(value, dict):
+        for name, sub in schema.get("properties", {}).items():
+            if name in value:
+                _date_paths(spec, sub, value[name], path + (name,), out, depth + 1)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            _date_paths(spec, schema["items"], item, path + (index,), out, depth + 1)
+
+
+def _shift_date(payload: Any, path: tuple, days: int) -> None:
+    if not path:
+        return  # no request body of the interface is a bare date
+    *parents, last = path
+    for key in parents:
+        payload = payload[key]
+    try:
+        payload[last] = (_dt.date.fromisoformat(payload[last]) + _dt.timedelta(days=days)).isoformat()
+    except (ValueError, OverflowError):
+        pass  # not a date the example could move (an example that is not one is the spec's own finding)

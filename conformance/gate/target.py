@@ -20,16 +20,17 @@ START_TIMEOUT = 20.0
 class ReferenceServer:
     """The reference sandbox served by uvicorn on a thread (loopback, a free port); with ``tls`` (a
     :class:`conformance.sandbox.serving.ServerTls`) over HTTPS, requiring a client certificate when it names a client
-    CA; with ``forwarded_allow_ips``, behind a proxy (:class:`conformance.sandbox.serving.ForwardedHeaders`)."""
+    CA; with ``forwarded_allow_ips``, behind a proxy (:class:`conformance.sandbox.serving.ForwardedHeaders`);
+    ``clock`` a :class:`conformance.sandbox.clock.Clock` the caller moves (default: real time)."""
 
     def __init__(self, *, faults: Iterable[str] = (), profile=None, test_data=None, tls=None,
-                 forwarded_allow_ips: str | None = None) -> None:
+                 forwarded_allow_ips: str | None = None, clock=None) -> None:
         import uvicorn
 
         from conformance.sandbox import Sandbox, create_app
         from conformance.sandbox.serving import ForwardedHeaders
 
-        self.sandbox = Sandbox.create(faults=tuple(faults), profile=profile, test_data=test_data)
+        self.sandbox = Sandbox.create(faults=tuple(faults), profile=profile, test_data=test_data, clock=clock)
         self.app = create_app(self.sandbox)
         self.tls = tls
         if tls is not None:
