@@ -175,13 +175,16 @@ class GateCollector(pytest.Collector):
             yield CheckItem.from_parent(self, name=chk.id, check=chk, run=self.run)
 
 
+@pytest.hookimpl(tryfirst=True)  # before -k/-m deselect, which must see the checks
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     if not config.getoption("--ob-target"):
         return
     run = _Run(config)
     config._obvalidate_run = run
     collector = GateCollector.from_parent(session, name="obvalidate-conform", run=run)
-    items.extend(collector.collect())
+    # Collected as pytest collects a file: the collect report counts the checks ("N tests collected" under --co,
+    # "collected N items"), each item announced to the plugins that watch collection.
+    items.extend(session.genitems(collector))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
