@@ -161,3 +161,10 @@ def test_the_readme_example_runs_as_written():
     done = pytest_run("examples/test_tpp_client.py", cwd=ROOT)  # the repository's addopts: -q
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"\b6 passed\b", done.stdout.splitlines()[-1]), done.stdout
+
+
+def test_the_readme_shows_the_example_file_whole():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Testing your TPP client", 1)[1].split("\n## ", 1)[0]
+    [shown] = re.findall(r"```python\n(.*?)\n```", section, re.S)
+    assert shown + "\n" == (ROOT / "examples" / "test_tpp_client.py").read_text(encoding="utf-8")
