@@ -116,13 +116,12 @@ class ObSandbox:
             page = browser.get(href)
             if page.status_code != 200:
                 raise AssertionError(f"the SCA page {href} answered {page.status_code}: {page.text[:200]}")
-            form = _Form()
-            form.feed(page.text)
-            if form.action is None:
+            action, inputs = _read_form(page.text)
+            if action is None:
                 raise AssertionError(f"the SCA page {href} has no form")
-            fields = dict(form.fields)
+            fields = dict(inputs)
             fields[_customer_field()] = customer_number
-            answer = browser.post(urljoin(href, form.action), content=urlencode(fields).encode("ascii"),
+            answer = browser.post(urljoin(href, action), content=urlencode(fields).encode("ascii"),
                                   headers={"Content-Type": "application/x-www-form-urlencoded"})
         return ScaOutcome(answer.status_code, answer.headers.get("location", ""))
 
@@ -133,35 +132,33 @@ def _customer_field() -> str:
     return load_spec().document["x-sca-page"]["post"]["fields"][0]
 
 
-class _Form:
-    """The first form of an HTML page: its action and the named inputs with their values (hidden ones included)."""
+def _read_form(page: str) -> tuple[str | None, list[tuple[str, str]]]:
+    """The first form of an HTML page: its action (None: no form) and its named inputs with their values (hidden
+    ones included), as a browser submits them."""
+    from html.parser import HTMLParser
 
-    def __init__(self) -> None:
-        import html.parser
+    action: list[str] = []
+    fields: list[tuple[str, str]] = []
 
-        self.action: str | None = None
-        self.fields: list[tuple[str, str]] = []
-        form = self
+    class FormReader(HTMLParser):
+        inside = False
 
-        class Parser(html.parser.HTMLParser):
-            inside = False
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "form" and not action:
+                action.append(attrs.get("action") or "")
+                self.inside = True
+            elif tag == "input" and self.inside and attrs.get("name"):
+                fields.append((attrs["name"], attrs.get("value") or ""))
 
-            def handle_starttag(self, tag, attrs):
-                attrs = dict(attrs)
-                if tag == "form" and form.action is None:
-                    form.action, self.inside = attrs.get("action") or "", True
-                elif tag == "input" and self.inside and attrs.get("name"):
-                    form.fields.append((attrs["name"], attrs.get("value") or ""))
+        def handle_endtag(self, tag):
+            if tag == "form":
+                self.inside = False
 
-            def handle_endtag(self, tag):
-                if tag == "form":
-                    self.inside = False
-
-        self._parser = Parser(convert_charrefs=True)
-
-    def feed(self, text: str) -> None:
-        self._parser.feed(text)
-        self._parser.close()
+    reader = FormReader(convert_charrefs=True)
+    reader.feed(page)
+    reader.close()
+    return (action[0] if action else None), fields
 
 
 class _Servers:
@@ -210,6 +207,8 @@ def _ob_servers(pytestconfig: pytest.Config):
 
 @pytest.fixture
 def ob_sandbox(request: pytest.FixtureRequest, _ob_servers: _Servers):
+    """The obvalidate reference sandbox of the session (url, clock, today(), set_clock(), authorise()); markers
+    ob_now(instant) and ob_faults(*names), option --ob-sandbox-now."""
     faults = tuple(sorted({name for marker in request.node.iter_markers("ob_faults") for name in marker.args}))
     sandbox = _ob_servers.get(faults)
     marker = request.node.get_closest_marker("ob_now")
@@ -226,6 +225,7 @@ def ob_sandbox(request: pytest.FixtureRequest, _ob_servers: _Servers):
 
 @pytest.fixture(scope="session")
 def ob_identity():
+    """A throwaway TPP identity for the session (RSA key, self-signed certificate): conformance.client.Identity."""
     from conformance.client import Identity
 
     return Identity.generate(IDENTITY_ORGANIZATION)
@@ -233,6 +233,7 @@ def ob_identity():
 
 @pytest.fixture
 def ob_client(ob_sandbox: ObSandbox, ob_identity):
+    """A conformance.client.SignedClient of ob_identity bound to ob_sandbox, signing with the sandbox clock."""
     from conformance.client import SignedClient
 
     with SignedClient(ob_sandbox.url, ob_identity, clock=ob_sandbox.clock.now) as client:

@@ -168,3 +168,13 @@ def test_the_readme_shows_the_example_file_whole():
     section = readme.split("## Testing your TPP client", 1)[1].split("\n## ", 1)[0]
     [shown] = re.findall(r"```python\n(.*?)\n```", section, re.S)
     assert shown + "\n" == (ROOT / "examples" / "test_tpp_client.py").read_text(encoding="utf-8")
+
+
+def test_the_sca_browser_sends_every_field_of_the_form():
+    """ob_sandbox.authorise submits the form as a browser does: hidden fields (an anti-CSRF token) with it."""
+    from conformance.pytest_fixtures import _read_form
+
+    page = ('<form method="post" action="/sca/t0k&amp;n=1"><input type="hidden" name="csrf" value="a&amp;b">'
+            '<input name="customerNumber"></form><form action="/elsewhere"><input name="other"></form>')
+    assert _read_form(page) == ("/sca/t0k&n=1", [("csrf", "a&b"), ("customerNumber", "")])
+    assert _read_form("<p>no form</p>") == (None, [])
