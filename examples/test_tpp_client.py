@@ -98,9 +98,9 @@ def test_a_payment_from_creation_to_its_booking(ob_sandbox, ob_client):
     [kari] = [c for c in customers if c["customerNumber"] == KARI]
     booked = [t for account in kari["accounts"]
               for t in ob_client.call("listSandboxAccountTransactions", path={"mockAccountId": account}).json()
-              if t["remittanceInformationUnstructured"] == body["remittanceInformationUnstructured"]]
+              if t.get("paymentId") == payment_id]       # the booking names its payment (A36)
     assert len(booked) == 1, booked
-    assert abs(booked[0]["amount"]) == 12550 and booked[0]["bookingDate"] == today
+    assert booked[0]["amount"] == -12550 and booked[0]["bookingDate"] == today   # a debit of Kari's account
 
 
 @pytest.mark.ob_faults("created-200")
