@@ -97,7 +97,9 @@ class SignedClient:
         An ``httpx.Client`` to send with (its transport, TLS, proxies); default one of its own, never following
         redirects, closed by :meth:`close`.
     ``timeout``
-        Seconds to wait for an answer (the default client's).
+        Seconds an answer may take in all, connecting to the last byte of its body (the default client's).
+    ``max_response_bytes``
+        The largest answer body the default client reads (:mod:`conformance.bounded`; over it: AnswerTooLarge).
     ``event_hooks``
         httpx event hooks of the default client (``{"response": [check]}``: every answer passes through).
     ``extra_headers``
