@@ -109,10 +109,14 @@ class ObSandbox:
 
         import httpx
 
+        from conformance import bounded
+
         if isinstance(started, httpx.Response):
             started = started.json()
         href = started if isinstance(started, str) else started["_links"]["scaRedirect"]["href"]
-        with httpx.Client(timeout=timeout, follow_redirects=False) as browser:
+        # read as every answer of a target is (bounded.py): a page answering forever is a timeout, not a hang
+        with bounded.client(bounded.Limits(bounded.DEFAULT_MAX_BYTES, timeout), timeout=timeout,
+                            follow_redirects=False) as browser:
             page = browser.get(href)
             if page.status_code != 200:
                 raise AssertionError(f"the SCA page {href} answered {page.status_code}: {page.text[:200]}")
