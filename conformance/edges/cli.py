@@ -111,7 +111,7 @@ def edge_cases(target: str, kinds: tuple[str, ...], max_examples: int, seed: int
         progress.close()
         click.echo(f"Error: {exc.format_message() if isinstance(exc, click.ClickException) else exc}", err=True)
         sys.exit(EXIT_IMPOSSIBLE)
-    except ValueError as exc:  # an unknown fault switch
+    except ValueError as exc:  # an unknown fault switch, a kind without edges (run.NoEdges)
         raise EdgeUsageError(str(exc)) from None
     progress.close()
     paths = report.write(result, out_dir)

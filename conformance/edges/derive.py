@@ -6,11 +6,16 @@ today). The kind's schema is walked along that payload; every place gets the edg
 ``maxItems``), and the edges of every catalogue rule that targets it (a rule's ``targets`` name the component or the
 spec's ``x-rule`` tag it reads: amounts, IBAN, BBAN, KID, execution date, remittance, basket). Request headers get
 the edges of the header rules whose parameter the operation declares (X-PSU-IDENTITY). One edge = one field set to
-one boundary value in an otherwise valid request, so its verdict is about that boundary alone.
+one boundary value in an otherwise valid request, so its verdict is about that boundary alone: the validator
+verifies it (:meth:`Deriver.edges`). An edge that breaks another rule than the one it is listed under is listed under
+the rule it breaks when it breaks one (a well-formed date in the past breaks the execution-date rule, not the date
+format), and left out when it breaks several (``Deriver.left_out``). A currency member is sent with an amount its
+minor units allow, so it probes the currency alone.
 """
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as _dt
 import itertools
 import string
@@ -21,13 +26,16 @@ from validator.checks.accounts import make_iban, norwegian_bban_check_digit
 from validator.checks.identity import norwegian_identity_control_digits
 from validator.checks.kid import MAX_LENGTH as KID_MAX, MIN_LENGTH as KID_MIN
 from validator.checks.kid import kid_check_digit_mod10, kid_check_digit_mod11
-from validator.context import OSLO
+from validator.context import OSLO, Context, today_in_oslo
+from validator.findings import ERROR
 from validator.request.headers import PSU_IDENTITY_HEADER
 from validator.rules import Rule, catalogue
 from validator.rules.examples import set_pointer
 from validator.spec import Spec, as_tuple
 
 INT32 = (-(2**31), 2**31 - 1)
+# Why an edge judged at an instant is not sent: a request cannot set the target's clock.
+AT_AN_INSTANT = "judged at an instant of the clock (around Oslo's midnight) a request cannot set on the target"
 ENUM_SHOWN = 8  # an enum this small is listed whole; a larger one by its ends and its non-current members
 
 
@@ -47,6 +55,8 @@ class Edge:
     context: dict | None = None  # the payments a basket refers to (validator context)
     only_validator: str = ""  # why this edge is not sent to a target (it needs a clock or payments it cannot set)
     source: str = "derived"
+    assumptions: tuple[str, ...] = ()  # the decisions (A<n>) behind the verdict: the rule's and the field's
+    input: Any = None        # the value the edge sets (the members it changes, when several), for a reader
 
     @property
     def group(self) -> str:
@@ -63,6 +73,7 @@ class Place:
     owner: str               # Component.property for a reader
     section: str
     rule_tags: tuple = ()  # the spec's x-rule tags here, in the spec's order
+    assumptions: tuple = ()  # the spec's x-assumption entries here (the field's and its components')
 
     @property
     def pointer(self) -> str:
@@ -76,24 +87,40 @@ _KEYWORDS = ("type", "enum", "format", "pattern", "minLength", "maxLength", "min
 class Walker:
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
+        # the sections of the request kinds' own schemas: a component several requests share (ExecutionDate) may
+        # cite one request's section, which is wrong for a field of another request
+        self.request_sections = {self.spec.schema(k.schema_name).get("x-document-ref") for k in spec.kinds.values()
+                                 if k.is_request} - {None}
 
     def places(self, kind: str, payload: Any) -> list[Place]:
         root = self.spec.kind(kind).schema_name
         return list(self._walk({"$ref": "#/components/schemas/" + root}, payload, (), root, ""))
 
     def _walk(self, schema: dict, value: Any, path: tuple, owner: str, section: str) -> Iterator[Place]:
-        parts, tags, stack = [], set(), [schema]
+        parts, tags, stack = [], {}, [(schema, 0)]  # tags: the component names in the order met (a dict)
         rule_tags: dict = {}
+        assumptions: dict = {}
+        sections: list[tuple[int, str]] = []  # (depth, x-document-ref) in the order met
         while stack:
-            node = stack.pop()
+            node, depth = stack.pop()
             rule_tags.update(dict.fromkeys(as_tuple(node.get("x-rule"))))
-            section = node.get("x-document-ref", section)
+            assumptions.update(dict.fromkeys(as_tuple(node.get("x-assumption"))))
+            if "x-document-ref" in node:
+                sections.append((depth, node["x-document-ref"]))
             if "$ref" in node:
                 name = node["$ref"].rsplit("/", 1)[1]
-                tags.add(name)
-                stack.append(self.spec.schema(name))
-            stack.extend(node.get("allOf", ()))
+                tags[name] = None
+                stack.append((self.spec.schema(name), depth + 1))
+            stack.extend((part, depth + 1) for part in node.get("allOf", ()))
             parts.append(node)
+        # the innermost section (the last met: the component's own), unless the field's own (the outermost) names
+        # one request and the component another: a bulk's requestedExecutionDate is the bulk request's, though its
+        # ExecutionDate component cites the SEPA request
+        if sections:
+            outermost = min(sections, key=lambda s: s[0])[1]
+            section = sections[-1][1]
+            if {outermost, section} <= self.request_sections and outermost != section:
+                section = outermost
         if any("anyOf" in p or "oneOf" in p for p in parts):
             return
         keywords: dict = {}
@@ -106,7 +133,8 @@ class Walker:
                 props.setdefault(name, []).append(sub)
             if isinstance(part.get("items"), dict):
                 items.append(part["items"])
-        yield Place(path, keywords, frozenset(tags | set(rule_tags)), owner, section, tuple(rule_tags))
+        yield Place(path, keywords, frozenset(set(tags) | set(rule_tags)), owner, section, tuple(rule_tags),
+                    tuple(assumptions))
         if isinstance(value, dict):
             here = component or owner.split(".")[0]
             for key, sub in value.items():
@@ -136,13 +164,18 @@ def base_payloads(spec: Spec, validator, today: _dt.date) -> dict[str, tuple[str
     return out
 
 
+# The rules of a date the spec's examples wrote before the run's day (an execution date, a standing order's start):
+# such a date is moved to today.
+PAST_DATE_RULES = frozenset({"execution-date-past", "periodic-start-date-past"})
+
+
 def _repaired(payload: Any, kind: str, validator, today: _dt.date) -> Any:
-    """The example with execution dates the validator finds past moved to today; None when still invalid."""
+    """The example with dates the validator finds past moved to today; None when still invalid."""
     for _ in range(3):
         errors = [f for f in validator.validate(payload, kind).findings if f.severity == "error"]
         if not errors:
             return payload
-        if any(f.rule != "execution-date-past" for f in errors):
+        if any(f.rule not in PAST_DATE_RULES for f in errors):
             return None
         for f in errors:
             set_pointer(payload, f.pointer, today.isoformat())
@@ -215,6 +248,12 @@ def enum_edges(spec: Spec, place: Place) -> Iterator[tuple[str, Any, str]]:
     for label, codes in not_current.items():
         for code in codes:
             yield f"member {code!r} ({label})", code, "schema-enum"
+    if all(m.isdigit() for m in members):  # a number written as text ("1" to "31"): its neighbours and a zero pad
+        numbers = sorted(int(m) for m in members)
+        for label, value in (("below the first", str(numbers[0] - 1)), ("after the last", str(numbers[-1] + 1)),
+                             ("leading zero", f"0{numbers[0]}")):
+            if value not in members:
+                yield f"near-miss, {label}: {value!r}", value, "schema-enum"
     sample = members[0] if len(members) > ENUM_SHOWN else members[-1]
     for label, value in (("lower case", sample.lower()), ("upper case", sample.upper()),
                          ("leading space", " " + sample), ("trailing space", sample + " "),
@@ -290,7 +329,9 @@ def _is_leap(year: int) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- rule edges
-RuleEdges = Callable[["Deriver", Place, Any], Iterator[tuple[str, Any, str]]]
+# A rule's edges: (label, value at the place, rule id or "rule@instant"[, what the edge is about, for a rule that
+# reads a whole object: the pointer below the place ("/startDate") or a tuple of member names]).
+RuleEdges = Callable[["Deriver", Place, Any], Iterator[tuple]]
 RULE_EDGES: dict[str, RuleEdges] = {}
 
 
@@ -420,13 +461,21 @@ def _kid_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str, An
 @rule_edges("execution-date-past")
 def _execution_date_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str, Any, str]]:
     """The midnight edge: Europe/Oslo's day changes one or two hours before UTC's."""
-    midnight = _dt.datetime.combine(d.today, _dt.time(0, 0), OSLO).astimezone(_dt.timezone.utc)
-    yesterday = (d.today - _dt.timedelta(days=1)).isoformat()
+    for label, value, at in midnight_edges(d.today):
+        yield label, value, f"execution-date-past@{at}"
+
+
+def midnight_edges(today: _dt.date) -> Iterator[tuple[str, str, str]]:
+    """One date around the midnight that begins ``today`` in Oslo: 1 s before, it is that day's own date (still
+    today there); at midnight, it is yesterday's (while UTC's day has not changed yet). The third member is the
+    instant (ISO 8601) the validator judges at."""
+    midnight = _dt.datetime.combine(today, _dt.time(0, 0), OSLO).astimezone(_dt.timezone.utc)
+    day = (today - _dt.timedelta(days=1)).isoformat()
     before = midnight - _dt.timedelta(seconds=1)
-    yield (f"yesterday's date 1 s before midnight in Oslo ({before:%Y-%m-%dT%H:%M:%SZ})", yesterday,
-           f"@{before.isoformat()}")
-    yield f"yesterday's date at midnight in Oslo ({midnight:%Y-%m-%dT%H:%M:%SZ}, still {yesterday} in UTC)", \
-        yesterday, f"@{midnight.isoformat()}"
+    yield (f"today's date {day}, 1 s before midnight in Oslo ({before:%Y-%m-%dT%H:%M:%SZ})", day,
+           before.isoformat())
+    yield (f"yesterday's date {day}, at midnight in Oslo ({midnight:%Y-%m-%dT%H:%M:%SZ}, still {day} in UTC)", day,
+           midnight.isoformat())
 
 
 @rule_edges("remittance-exclusive", "deprecated-property")
@@ -463,6 +512,109 @@ def _basket_mix_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[
         yield f"{first} + {second}", ({**value, "paymentIds": ids}, {"payments": facts}), "basket-reference-mix"
 
 
+# ---------------------------------------------------------------------------------------------- periodic payments
+@rule_edges("periodic-start-date-past")
+def _periodic_start_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str, Any, str]]:
+    """The first execution day: today, yesterday and around Oslo's midnight, judged as an execution date (A13)."""
+    if not isinstance(value, dict) or "startDate" not in value:
+        return
+    rule = "periodic-start-date-past"
+    day = _dt.timedelta(days=1)
+    for label, start in (("today", d.today), ("yesterday", d.today - day), ("tomorrow", d.today + day)):
+        yield f"startDate {label} ({start.isoformat()}, Europe/Oslo)", _schedule(value, start.isoformat()), rule, \
+            "/startDate"
+    for label, start, at in midnight_edges(d.today):
+        yield f"startDate {label}", _schedule(value, start), f"{rule}@{at}", "/startDate"
+
+
+def _schedule(value: dict, start: str, **changes: Any) -> dict:
+    """The periodic payment starting ``start`` (an endDate before it dropped: that is another rule)."""
+    out = {**value, "startDate": start, **changes}
+    if isinstance(out.get("endDate"), str) and out["endDate"] < start:
+        out.pop("endDate")
+    return out
+
+
+@rule_edges("periodic-end-before-start")
+def _periodic_end_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str, Any, str]]:
+    """The last execution day against the first: the same day, one day before, one after, none (until cancelled)."""
+    if not isinstance(value, dict) or not isinstance(value.get("startDate"), str):
+        return
+    start = _dt.date.fromisoformat(value["startDate"])
+    day = _dt.timedelta(days=1)
+    rule = "periodic-end-before-start"
+    for label, end in (("the startDate", start), ("the day before startDate", start - day),
+                       ("the day after startDate", start + day)):
+        yield f"endDate {label} ({end.isoformat()})", {**value, "endDate": end.isoformat()}, rule, "/endDate"
+    yield "no endDate (until cancelled)", {k: v for k, v in value.items() if k != "endDate"}, rule, "/endDate"
+
+
+@rule_edges("months-of-execution-frequency")
+def _periodic_frequency_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str, Any, str]]:
+    """Every frequency with and without monthsOfExecution, and an empty list: the months go with the frequencies
+    the spec names (PeriodicFrequency's x-months-of-execution), and only with them."""
+    if not isinstance(value, dict) or "frequency" not in value:
+        return
+    frequency = d.spec.schema("PeriodicFrequency")
+    takes_months = set(frequency["x-months-of-execution"]["required-with"])
+    months = value.get("monthsOfExecution") or ["1", "7"]
+    without = {k: v for k, v in value.items() if k != "monthsOfExecution"}
+    rule = "months-of-execution-frequency"
+    members = ("frequency", "monthsOfExecution")
+    for member in frequency["enum"]:
+        if member in takes_months:
+            yield (f"{member} with monthsOfExecution", {**without, "frequency": member, "monthsOfExecution": months},
+                   rule, members)
+            yield f"{member} without monthsOfExecution", {**without, "frequency": member}, rule, members
+            yield (f"{member} with an empty monthsOfExecution",
+                   {**without, "frequency": member, "monthsOfExecution": []}, rule, members)
+        else:
+            yield f"{member} without monthsOfExecution", {**without, "frequency": member}, rule, members
+            yield (f"{member} with monthsOfExecution", {**without, "frequency": member, "monthsOfExecution": months},
+                   rule, members)
+
+
+@rule_edges("months-of-execution-duplicate")
+def _months_duplicate_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str, Any, str]]:
+    """One month, all twelve, a month twice (release 1.18.1)."""
+    if not isinstance(value, list):
+        return
+    members = list(d.spec.schema("MonthOfExecution")["enum"])
+    rule = "months-of-execution-duplicate"
+    yield f"one month: {members[:1]}", members[:1], rule
+    yield f"all {len(members)} months", members, rule
+    yield f"a month twice: {[members[0], members[0]]}", [members[0], members[0]], rule
+    yield f"a month twice, apart: {[members[0], members[1], members[0]]}", [members[0], members[1], members[0]], rule
+
+
+# ---------------------------------------------------------------------------------------------- batch runs
+def datetime_edges(today: _dt.date, times: tuple[str, ...]) -> Iterator[tuple[str, Any, str]]:
+    """Instants of the batch runs (A25, their HH:MM in Europe/Oslo): each run today with Oslo's offset and the same
+    instant in UTC, a second before the first run, Oslo's midnight, the noon run on a summer-time day (+02:00),
+    and the forms RFC 3339 refuses (no offset, a date alone, 24:00)."""
+    def oslo(day: _dt.date, hh_mm: str) -> _dt.datetime:
+        return _dt.datetime.combine(day, _dt.time.fromisoformat(hh_mm), OSLO)
+
+    for hh_mm in times:
+        at = oslo(today, hh_mm)
+        yield f"the {hh_mm} run in Oslo, Oslo's offset: {at.isoformat()}", at.isoformat(), "schema-format"
+        utc = at.astimezone(_dt.timezone.utc)
+        yield f"the {hh_mm} run in Oslo, in UTC: {utc:%Y-%m-%dT%H:%M:%SZ}", f"{utc:%Y-%m-%dT%H:%M:%SZ}", "schema-format"
+    if times:
+        before = oslo(today, times[0]) - _dt.timedelta(seconds=1)
+        yield f"1 s before the first run ({times[0]}): {before.isoformat()}", before.isoformat(), "schema-format"
+    midnight = oslo(today, "00:00")
+    yield f"midnight in Oslo: {midnight.isoformat()}", midnight.isoformat(), "schema-format"
+    summer = next(_dt.date(y, 7, 1) for y in itertools.count(today.year) if _dt.date(y, 7, 1) >= today)
+    noon = oslo(summer, "12:00")
+    yield f"the 12:00 run on a summer-time day: {noon.isoformat()}", noon.isoformat(), "schema-format"
+    plain = f"{today.isoformat()}T12:00:00"
+    for label, text in (("no offset", plain), ("a date alone", today.isoformat()),
+                        ("24:00", f"{today.isoformat()}T24:00:00+01:00"),
+                        ("a space for T", plain.replace("T", " ") + "Z")):
+        yield f"near-miss, {label}: {text!r}", text, "schema-format"
+
+
 def nin_edges(today: _dt.date) -> Iterator[tuple[str, str]]:
     """National identity numbers: birth, D-, H- and synthetic test numbers, 29 February, check digits, length."""
 
@@ -491,15 +643,20 @@ def nin_edges(today: _dt.date) -> Iterator[tuple[str, str]]:
 
 # ---------------------------------------------------------------------------------------------- the deriver
 class Deriver:
-    """Every edge of the request kinds of a spec, at a day in Europe/Oslo."""
+    """Every edge of the request kinds of a spec, at a day in Europe/Oslo; each verified by the validator to break
+    no rule but the one it is listed under (``left_out``: the edges that break several, with their rules)."""
 
-    def __init__(self, spec: Spec, validator, today: _dt.date) -> None:
+    def __init__(self, spec: Spec, validator, today: _dt.date,
+                 request_check: Callable[[Edge, str], set[str]] | None = None) -> None:
         self.spec = spec
         self.today = today
         self.validator = validator
+        # the rules a whole request breaks (edge, operation): how a header edge is verified (without it, it is not)
+        self.request_check = request_check
         self.rules: dict[str, Rule] = catalogue()
         self.bases = base_payloads(spec, validator, today)
         self.walker = Walker(spec)
+        self.left_out: list[tuple[Edge, tuple[str, ...]]] = []
 
     def properties(self, component: str) -> dict:
         out: dict = {}
@@ -510,20 +667,52 @@ class Deriver:
 
     def edges(self, kinds: tuple[str, ...] | None = None) -> list[Edge]:
         out: list[Edge] = []
+        self.left_out = []
         for kind, (operation, base) in self.bases.items():
             if kinds and kind not in kinds:
                 continue
             for place in self.walker.places(kind, base):
-                out.extend(self._place_edges(kind, base, place))
+                out.extend(self._place_edges(kind, operation, base, place))
             out.extend(self._header_edges(kind, operation, base))
-        return _unique(out)
+        return _unique([e for e in map(self._verified, out) if e is not None])
+
+    def breaks(self, edge: Edge) -> set[str]:
+        """The rules the validator finds broken (errors) in the edge's body, at its instant, with its context."""
+        validator = self.validator
+        if edge.at or edge.context:
+            validator = copy.copy(validator)
+            if edge.at:
+                validator.now = _dt.datetime.fromisoformat(edge.at)
+                validator.today, validator.today_given = today_in_oslo(validator.now), False
+            if edge.context:
+                validator.context = Context.from_mapping(edge.context)
+        return {f.rule for f in validator.validate(edge.body, edge.kind).findings if f.severity == ERROR}
+
+    def _verified(self, edge: Edge) -> Edge | None:
+        """The edge as listed under the rule it breaks: kept when it breaks none or its own; one that breaks one other
+        rule instead is that rule's (yesterday as an execution date is the execution-date rule's, not the date
+        format's; a 10-digit X-PSU-IDENTITY the header format's); one breaking several is left out."""
+        if edge.headers:
+            if self.request_check is None:
+                return edge
+            broken = self.request_check(edge, self.bases[edge.kind][0])
+        else:
+            broken = self.breaks(edge)
+        if broken <= {edge.rule}:
+            return edge
+        if len(broken) == 1 and edge.rule not in broken:
+            rule = self.rules[next(iter(broken))]
+            return dataclasses.replace(edge, rule=rule.id,
+                                       assumptions=tuple(dict.fromkeys([*rule.assumptions, *edge.assumptions])))
+        self.left_out.append((edge, tuple(sorted(broken))))
+        return None
 
     def _value(self, base: Any, path: tuple) -> Any:
         for token in path:
             base = base[token]
         return base
 
-    def _place_edges(self, kind: str, base: Any, place: Place) -> Iterator[Edge]:
+    def _place_edges(self, kind: str, operation: str, base: Any, place: Place) -> Iterator[Edge]:
         value = self._value(base, place.path)
         k = place.keywords
         generated: list[tuple[str, Any, str]] = []
@@ -534,6 +723,9 @@ class Deriver:
             generated += length_edges(place)
         elif typ == "string" and k.get("format") == "date":
             generated += date_edges(place, self.today)
+        elif typ == "string" and k.get("format") == "date-time" and "x-batch-run-times" in self.spec.operation(
+                operation).raw:
+            generated += datetime_edges(self.today, self.batch_times())
         elif typ == "integer":
             generated += integer_edges(place)
         elif typ == "array":
@@ -544,24 +736,71 @@ class Deriver:
         for rule in self.rules.values():
             fn = RULE_EDGES.get(rule.id)
             if fn and rule.applies_to(kind, direction) and set(rule.targets) & place.tags:
-                generated += [(label, v, rid) for label, v, rid in fn(self, place, value)]
+                generated += fn(self, place, value)
         seen_at_place: set = set()
-        for label, new, rule_id in generated:
-            if (label, rule_id) in seen_at_place:
+        for label, new, rule_at, *focus in generated:
+            if (label, rule_at) in seen_at_place:
                 continue
-            seen_at_place.add((label, rule_id))
+            seen_at_place.add((label, rule_at))
+            rule_id, _, at = rule_at.partition("@")  # "rule@instant": judged at that instant
             rule = self.rules.get(rule_id)
             section = place.section or (rule.ref if rule else "")
-            at, context, only = None, None, ""
-            if isinstance(rule_id, str) and rule_id.startswith("@"):
-                at, rule_id, only = rule_id[1:], "execution-date-past", "the validator judges it at a given instant"
-                rule = self.rules[rule_id]
+            context, only = None, AT_AN_INSTANT if at else ""
             if isinstance(new, tuple) and len(new) == 2 and isinstance(new[1], dict) and "payments" in new[1]:
                 new, context = new
                 only = "needs payments of these services on the target"
-            body = _with(base, place.path, new) if place.path else new
+            body = self._fitted(_with(base, place.path, new) if place.path else new, place, new)
+            if focus and isinstance(focus[0], tuple):  # the members the edge is about, as its rule names them
+                pointer = place.pointer
+                shown = {name: _at(body, f"{pointer}/{name}") for name in focus[0]}
+            elif focus:  # the member the edge is about
+                pointer = place.pointer + focus[0]
+                shown = _at(body, pointer)
+            else:
+                pointer, shown = _changed(base, body, place.path)
+            # the field's decisions with its rule's (the request's own, at its root, are about the whole kind)
+            assumptions = tuple(dict.fromkeys([*(rule.assumptions if rule else ()),
+                                               *(place.assumptions if place.path else ())]))
             yield Edge(rule_id, place.owner, section or (rule.ref if rule else ""), label, kind, body,
-                       place.pointer, at=at, context=context, only_validator=only)
+                       pointer, at=at or None, context=context, only_validator=only, assumptions=assumptions,
+                       input=shown)
+
+    def batch_times(self) -> tuple[str, ...]:
+        """The batch runs' HH:MM in Europe/Oslo: the profile's, else the spec's (A25)."""
+        profile = getattr(self.validator, "profile", None)
+        return tuple(getattr(profile, "batch_run_times", None) or self.spec.batch_run_times[1])
+
+    def _fitted(self, body: Any, place: Place, new: Any) -> Any:
+        """The body with what goes with the new value, so the edge probes that value alone: a currency with an
+        amount its minor units allow; a frequency that takes no monthsOfExecution without them (A31); an item of an
+        array of unique items without its other copies."""
+        parent = self._value(body, place.path[:-1]) if place.path else None
+        if "CurrencyCode" in place.tags and isinstance(parent, dict) and isinstance(parent.get("amount"), str):
+            digits = self.spec.minor_units.get(new) if isinstance(new, str) else None
+            if digits is not None:
+                parent["amount"] = "1" + ("." + "0" * digits if digits else "")
+        if "PeriodicFrequency" in place.tags and isinstance(parent, dict):
+            takes = self.spec.schema("PeriodicFrequency")["x-months-of-execution"]["required-with"]
+            if new not in takes:
+                parent.pop("monthsOfExecution", None)
+        if isinstance(parent, list) and place.keywords.get("type") != "array" and place.path:
+            container = self._value(body, place.path[:-2]) if len(place.path) > 1 else None
+            index = place.path[-1]
+            if isinstance(container, dict) and self._unique_items(place) and isinstance(index, int):
+                parent[:] = [item for i, item in enumerate(parent) if i == index or item != new]
+        return body
+
+    def _unique_items(self, place: Place) -> bool:
+        """The array holding this item declares uniqueItems (the walker keeps the item's keywords only)."""
+        return place.owner.endswith("[]") and place.owner[:-2].split(".")[-1] in self._unique_arrays()
+
+    def _unique_arrays(self) -> set[str]:
+        found: set[str] = set()
+        for name in self.spec.document.get("components", {}).get("schemas", {}):
+            for prop, sub in self.properties(name).items():
+                if isinstance(sub, dict) and sub.get("uniqueItems"):
+                    found.add(prop)
+        return found
 
     def _header_edges(self, kind: str, operation: str, base: Any) -> Iterator[Edge]:
         op = self.spec.operation(operation)
@@ -570,9 +809,41 @@ class Deriver:
                 continue
             rule = self.rules["psu-identity-invalid"]
             section = param.raw.get("x-document-ref", rule.ref)
+            assumptions = tuple(dict.fromkeys([*rule.assumptions, *as_tuple(param.raw.get("x-assumption"))]))
             for label, number in nin_edges(self.today):
                 yield Edge(rule.id, param.name, section, f"{label}: {number}", kind, base,
-                           headers=((param.name, number),))
+                           headers=((param.name, number),), assumptions=assumptions, input={param.name: number})
+
+
+def _changed(base: Any, body: Any, path: tuple) -> tuple[str, Any]:
+    """The JSON pointer and value to show for an edge at ``path``: the value there; at the request's root (a rule
+    reading the whole request), the one member changed, or the members changed."""
+    if path:
+        node = body
+        for token in path:
+            node = node[token]
+        return _pointer(path), node
+    if not (isinstance(base, dict) and isinstance(body, dict)):
+        return "", body
+    differing = [k for k in dict.fromkeys([*base, *body]) if base.get(k, _REMOVE) != body.get(k, _REMOVE)]
+    if len(differing) == 1:
+        return "/" + differing[0], body.get(differing[0], "(absent)")
+    return "", {k: body.get(k, "(absent)") for k in differing}
+
+
+def _at(body: Any, pointer: str) -> Any:
+    """The value at ``pointer`` in ``body``, or a note that it is absent."""
+    node = body
+    for token in pointer.split("/")[1:]:
+        try:
+            node = node[int(token)] if isinstance(node, list) else node[token]
+        except (KeyError, IndexError, ValueError, TypeError):
+            return "(absent)"
+    return node
+
+
+def _pointer(path: tuple) -> str:
+    return "/" + "/".join(str(p) for p in path) if path else ""
 
 
 def _unique(edges: list[Edge]) -> list[Edge]:

@@ -2,7 +2,10 @@
 lines of inline script for the search box and the filter, the chart as inline SVG; no network, no external asset).
 
 Cases are grouped by rule and field with the document section; groups with disagreements come first, and within a
-group the disagreements. The summary table and the chart give the agreement per rule.
+group the disagreements. Each row names the operation (a field such as Amount.currency is in several requests) and
+the decisions (A<n>) behind its verdict. The summary table and the chart give the agreement per rule over the cases
+sent, and how many were not sent; a section counts and explains why cases were not sent (the page keeps a curl
+command for each disagreement; report.json has one for every case sent).
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .run import NOT_EXERCISED, Case, Result
+from .run import NOT_EXERCISED, NOT_SENT, Case, Result
 
 INPUT_SHOWN = 90  # characters of an input shown in the tables (the whole request is in the JSON and the curl)
 
@@ -40,6 +43,7 @@ class RuleRow:
     agree: int = 0
     disagree: int = 0
     refused: int = 0
+    not_sent: int = 0
 
     @property
     def sent(self) -> int:
@@ -66,15 +70,47 @@ def rule_rows(result: Result) -> list[RuleRow]:
         row.agree += case.agree is True
         row.disagree += case.agree is False
         row.refused += case.verdict == "refused"
+        row.not_sent += case.agree is None
     return sorted(rows.values(), key=lambda r: (-r.disagree, r.rule))
 
 
 def summary(result: Result) -> dict[str, Any]:
     cases = result.cases
     return {"cases": len(cases), "groups": len({c.group for c in cases}), "rules": len({c.rule for c in cases}),
-            "sent": sum(c.agree is not None for c in cases), "agree": sum(c.agree is True for c in cases),
+            "sent": sum(c.agree is not None for c in cases), "not_sent": sum(c.agree is None for c in cases),
+            "agree": sum(c.agree is True for c in cases),
             "disagree": sum(c.agree is False for c in cases), "refused": sum(c.verdict == "refused" for c in cases),
             "disagreeing_rules": sorted({c.rule for c in cases if c.agree is False})}
+
+
+def unsent(result: Result) -> dict[tuple[str, str], int]:
+    """Why cases were not sent to the target: (NOT_SENT or NOT_EXERCISED, the reason) with how many, most first."""
+    out: dict[tuple[str, str], int] = {}
+    if result.target == "none":
+        return out
+    for c in result.cases:
+        if c.agree is None:
+            key = (c.unsent or NOT_SENT, c.note or "—")
+            out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+# What each way of not being sent means, for a reader of the report.
+UNSENT_MEANING = {
+    NOT_SENT: "left out by design: the edge needs what a request cannot set on the target (an instant of its clock, "
+              "payments it holds), or its kind's answer depends on the target's state; the validator's verdict is "
+              "the contract's answer",
+    NOT_EXERCISED: "the target lacked what the edge needs (the sandbox's fixed test data, an operation) or gave no "
+                   "answer to judge; the validator judged the request alone",
+}
+
+
+def share(row: RuleRow) -> str:
+    """The agreement of a rule over the cases sent, never more than they show: "100% of 4 sent agree, 2 not sent"."""
+    if not row.sent:
+        return f"none of {row.cases} sent"
+    text = f"{100 * row.agree / row.sent:.0f}% of {row.sent} sent agree"
+    return text + (f", {row.not_sent} not sent" if row.not_sent else "")
 
 
 def not_exercised(result: Result) -> dict[str, int]:
@@ -105,8 +141,8 @@ def text(result: Result) -> str:
     if result.target == "none":
         lines.append(f"the validator refuses {s['refused']} and accepts {s['cases'] - s['refused']}")
     else:
-        lines.append(f"sent {s['sent']}: {s['agree']} agree, {s['disagree']} disagree; the Hypothesis search sent "
-                     f"{result.searched} more requests")
+        lines.append(f"sent {s['sent']}: {s['agree']} agree, {s['disagree']} disagree; not sent {s['not_sent']}; "
+                     f"the Hypothesis search sent {result.searched} more requests")
         for why, n in not_exercised(result).items():
             lines.append(f"  not exercised: {n} case(s): {why}")
         for why, pairs in searches_not_exercised(result).items():
@@ -138,8 +174,14 @@ def _short(value: Any) -> str:
 
 
 def _why(case: Case) -> str:
-    return ", ".join(dict.fromkeys(f"{f['rule']}" + ("" if f["severity"] == "error" else " (warning)")
-                                   for f in case.findings)) or "—"
+    """The rules behind the verdict and the decisions behind those (A<n>)."""
+    rules = ", ".join(dict.fromkeys(f"{f['rule']}" + ("" if f["severity"] == "error" else " (warning)")
+                                    for f in case.findings)) or "—"
+    return rules + (f" · {', '.join(case.assumptions)}" if case.assumptions else "")
+
+
+def _unsent_cell(case: Case) -> str:
+    return f"{case.unsent or NOT_SENT}: {case.note}" if case.note else "—"
 
 
 # ---------------------------------------------------------------------------------------------- markdown
@@ -149,36 +191,60 @@ def markdown(result: Result) -> str:
     out = [f"# Edge cases of the interface — target {result.target}", "",
            f"Today {result.today} (Europe/Oslo) · seed {result.seed} · {s['cases']} cases · {s['rules']} rules · "
            f"{result.seconds:.1f} s" + (f" · fault switches: {', '.join(result.faults)}" if result.faults else ""), ""]
-    out += ["## Summary", "", "| rule | cases | refused | " + ("agree | disagree |" if has_target else ""),
-            "|---|---:|---:|" + ("---:|---:|" if has_target else "")]
+    if has_target:
+        out += [f"Sent {s['sent']} of {s['cases']} cases: {s['agree']} agree, {s['disagree']} disagree; "
+                f"{s['not_sent']} not sent (see \"Not sent\"). The Hypothesis search sent {result.searched} more "
+                "requests.", ""]
+    out += ["## Summary", "", "| rule | cases | refused | " + ("sent | not sent | agree | disagree | agreement |"
+                                                             if has_target else ""),
+            "|---|---:|---:|" + ("---:|---:|---:|---:|---|" if has_target else "")]
     for row in rule_rows(result):
-        out.append(f"| {row.rule} | {row.cases} | {row.refused} |" + (f" {row.agree} | {row.disagree} |"
-                                                                        if has_target else ""))
+        out.append(f"| {row.rule} | {row.cases} | {row.refused} |"
+                   + (f" {row.sent} | {row.not_sent} | {row.agree} | {row.disagree} | {share(row)} |"
+                      if has_target else ""))
+    out += _md_unsent(result)
     if has_target:
         out += _md_not_exercised(result)
     for g in groups(result):
         out += ["", f"## {g.rule} · {g.field}", "", f"Section: {g.section or '—'}", ""]
-        head = "| edge | input | verdict | expected |" + (" target | agree |" if has_target else " findings |")
+        head = "| edge | operation | input | verdict | findings · decisions | expected |" + (
+            " target | agree |" if has_target else "")
         out += [head, "|" + "---|" * (head.count("|") - 1)]
         for c in g.cases:
-            cells = [c.edge, f"`{_short(c.input)}`", c.verdict, c.expected]
-            cells += [c.actual or (f"{c.unsent or 'not sent'}: {c.note}" if c.note else "—"),
-                      {True: "✓", False: "✗ **disagree**", None: "—"}[c.agree]] if has_target else [_why(c)]
+            cells = [c.edge, c.operation, f"`{_short(c.input)}`", c.verdict, _why(c), c.expected]
+            if has_target:
+                cells += [c.actual or _unsent_cell(c), {True: "✓", False: "✗ **disagree**", None: "—"}[c.agree]]
             out.append("| " + " | ".join(_md(x) for x in cells) + " |")
         for c in g.cases:
             if c.agree is False and c.curl:
-                out += ["", f"Reproduce ({c.edge}):", "", "```sh", c.curl, "```"]
+                out += ["", f"Reproduce ({c.edge}, {c.operation}):", "", "```sh", c.curl, "```"]
     return "\n".join(out) + "\n"
 
 
+def _md_unsent(result: Result) -> list[str]:
+    """Sent and not sent: how many cases were not sent, each reason with its count, and what the two ways mean."""
+    reasons = unsent(result)
+    out = []
+    if reasons:
+        out += ["", "## Not sent", "", f"{sum(reasons.values())} cases were not sent to the target:", "",
+                "| | why | cases |", "|---|---|---:|"]
+        out += [f"| {how} | {_md(why)} | {n} |" for (how, why), n in reasons.items()]
+        out += [""] + [f"- *{how}*: {meaning}" for how, meaning in UNSENT_MEANING.items()
+                       if any(h == how for h, _w in reasons)]
+    if result.left_out:
+        out += ["", f"{len(result.left_out)} derived edges are left out: each breaks more than one rule, so its "
+                "answer says nothing about one rule alone (report.json lists them)."]
+    return out
+
+
 def _md_not_exercised(result: Result) -> list[str]:
-    cases, searches = not_exercised(result), searches_not_exercised(result)
-    if not cases and not searches:
+    """The Hypothesis searches the target gave nothing to search with (its cases are counted under "Not sent")."""
+    searches = searches_not_exercised(result)
+    if not searches:
         return []
-    out = ["", "## Not exercised", "", "What the target lacked (sandbox data, an operation) or did not answer, so "
-           "these were judged by the validator alone:", ""]
-    out += [f"- {n} case(s): {_md(why)}" for why, n in cases.items()]
-    out += [f"- the Hypothesis search for {len(pairs)} rule/kind pair(s) ({_md(', '.join(pairs))}): {_md(why)}"
+    out = ["", "## Searches not exercised", "", "What the target lacked (sandbox data, an operation), refused (the "
+           "valid control) or did not answer, so these searches sent nothing more:", ""]
+    out += [f"- {len(pairs)} rule/kind pair(s) ({_md(', '.join(pairs))}): {_md(why)}"
             for why, pairs in searches.items()]
     return out
 
@@ -238,7 +304,7 @@ def chart(rows: list[RuleRow], has_target: bool) -> str:
     """Horizontal stacked bars per rule: agree / disagree / not sent with a target; refused / accepted without."""
     bar_w, label_w, row_h = 520, 230, 20
     height = row_h * len(rows) + 30
-    parts = [f'<svg id="chart" xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 80}" height="{height}" '
+    parts = [f'<svg id="chart" xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 230}" height="{height}" '
              f'role="img" aria-label="agreement per rule">']
     if has_target:
         legend = (("#2e8b57", "agree"), ("#c62828", "disagree"), ("#b8c0cc", "not sent"))
@@ -263,8 +329,8 @@ def chart(rows: list[RuleRow], has_target: bool) -> str:
                 parts.append(f'<rect class="seg" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{row_h - 5}" '
                              f'fill="{color}"><title>{_e(r.rule)}: {n}</title></rect>')
             x += w
-        share = f"{100 * r.agree / r.sent:.0f}% agree" if has_target and r.sent else f"{r.cases} cases"
-        parts.append(f'<text x="{label_w + bar_w + 6}" y="{y + 13}">{share}</text>')
+        label = share(r) if has_target else f"{r.cases} cases"
+        parts.append(f'<text x="{label_w + bar_w + 6}" y="{y + 13}">{_e(label)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -276,7 +342,8 @@ def page(result: Result) -> str:
     title = f"Edge cases — target {result.target}"
     cards = [(s["cases"], "edge cases", ""), (s["rules"], "rules", ""), (s["refused"], "refused by the validator", "")]
     if has_target:
-        cards += [(s["agree"], "agree", "good"), (s["disagree"], "disagree", "bad" if s["disagree"] else "good")]
+        cards += [(s["sent"], "sent", ""), (s["not_sent"], "not sent", ""), (s["agree"], "agree", "good"),
+                  (s["disagree"], "disagree", "bad" if s["disagree"] else "good")]
     out = [f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head><body>',
            f"<header><h1>{_e(title)}</h1><p>today {_e(result.today)} (Europe/Oslo) · seed {result.seed} · "
@@ -288,20 +355,32 @@ def page(result: Result) -> str:
                                            for n, label, cls in cards) + "</div>",
            "<h2>Agreement per rule</h2>" if has_target else "<h2>Verdicts per rule</h2>", chart(rows, has_target),
            '<h2>Summary</h2><table id="summary"><thead><tr><th>rule</th><th>cases</th><th>refused</th>'
-           + ("<th>agree</th><th>disagree</th>" if has_target else "") + "</tr></thead><tbody>"]
+           + ("<th>sent</th><th>not sent</th><th>agree</th><th>disagree</th><th>agreement</th>" if has_target else "")
+           + "</tr></thead><tbody>"]
     for r in rows:
         out.append(f'<tr class="{"dis" if r.disagree else ""}"><td><a href="#{_e(_anchor(r.rule))}">{_e(r.rule)}</a>'
                    f'</td><td class="n">{r.cases}</td><td class="n">{r.refused}</td>'
-                   + (f'<td class="n">{r.agree}</td><td class="n">{r.disagree}</td>' if has_target else "") + "</tr>")
+                   + (f'<td class="n">{r.sent}</td><td class="n">{r.not_sent}</td><td class="n">{r.agree}</td>'
+                      f'<td class="n">{r.disagree}</td><td>{_e(share(r))}</td>' if has_target else "") + "</tr>")
     out.append("</tbody></table>")
-    cases_why, searches_why = not_exercised(result), searches_not_exercised(result)
-    if has_target and (cases_why or searches_why):
-        out.append('<h2>Not exercised</h2><p>What the target lacked (sandbox data, an operation) or did not answer, '
-                   'so these were judged by the validator alone:</p><ul id="not-exercised">'
-                   + "".join(f"<li>{n} case(s): {_e(why)}</li>" for why, n in cases_why.items())
-                   + "".join(f"<li>the Hypothesis search for {len(pairs)} rule/kind pair(s) "
-                             f"({_e(', '.join(pairs))}): {_e(why)}</li>" for why, pairs in searches_why.items())
-                   + "</ul>")
+    reasons = unsent(result)
+    if reasons:
+        out.append(f'<h2>Not sent</h2><p>{sum(reasons.values())} cases were not sent to the target:</p>'
+                   '<table id="unsent"><thead><tr><th></th><th>why</th><th>cases</th></tr></thead><tbody>'
+                   + "".join(f'<tr><td>{_e(how)}</td><td>{_e(why)}</td><td class="n">{n}</td></tr>'
+                             for (how, why), n in reasons.items()) + "</tbody></table><ul>"
+                   + "".join(f"<li><b>{_e(how)}</b>: {_e(meaning)}</li>" for how, meaning in UNSENT_MEANING.items()
+                             if any(h == how for h, _w in reasons)) + "</ul>")
+    if result.left_out:
+        out.append(f"<p>{len(result.left_out)} derived edges are left out: each breaks more than one rule, so its "
+                   "answer says nothing about one rule alone (report.json lists them).</p>")
+    searches_why = searches_not_exercised(result)
+    if has_target and searches_why:
+        out.append('<h2>Searches not exercised</h2><p>What the target lacked (sandbox data, an operation), refused '
+                   '(the valid control) or did not answer, so these searches sent nothing more:</p>'
+                   '<ul id="searches-not-exercised">'
+                   + "".join(f"<li>{len(pairs)} rule/kind pair(s) ({_e(', '.join(pairs))}): {_e(why)}</li>"
+                             for why, pairs in searches_why.items()) + "</ul>")
     out.append('<div class="tools"><input id="q" type="search" placeholder="Find a rule, field, section or value…" '
                'autofocus><label><input id="only" type="checkbox"> disagreements only</label>'
                '<span id="shown"></span></div>')
@@ -314,16 +393,17 @@ def page(result: Result) -> str:
                  f'<span class="badge b-ok">{g.agree} agree</span>' if g.agree else
                  f'<span class="badge b-nt">{len(g.cases)} cases</span>')
         out.append(f'<section class="group" data-key="{_e(key)}"{anchor}><h3>{_e(g.rule)} · {_e(g.field)}{badge}</h3>'
-                   f'<div class="section">{_e(g.section or "—")}</div><table><thead><tr><th>edge</th><th>input</th>'
-                   "<th>validator</th><th>expected</th>" + ("<th>target</th><th></th>" if has_target else "")
+                   f'<div class="section">{_e(g.section or "—")}</div><table><thead><tr><th>edge</th>'
+                   "<th>operation</th><th>input</th><th>validator</th><th>expected</th>"
+                   + ("<th>target</th><th></th>" if has_target else "")
                    + "</tr></thead><tbody>")
         for c in g.cases:
             cls = "dis" if c.agree is False else ""
             verdict = f'<span class="v-{c.verdict.replace(" ", "-")}">{_e(c.verdict)}</span><br><small>{_e(_why(c))}</small>'
-            cells = [_e(c.edge), f"<code>{_e(_short(c.input))}</code>", verdict, _e(c.expected)]
+            cells = [_e(c.edge), _e(c.operation), f"<code>{_e(_short(c.input))}</code>", verdict, _e(c.expected)]
             if has_target:
-                actual = _e(c.actual) if c.actual else f"<small>{_e(c.unsent or 'not sent')}: {_e(c.note)}</small>"
-                if c.curl:
+                actual = _e(c.actual) if c.actual else f"<small>{_e(_unsent_cell(c))}</small>"
+                if c.curl and c.agree is False:  # an agreeing case's curl is in report.json: the page stays small
                     actual += f"<details><summary>curl</summary><pre>{_e(c.curl)}</pre></details>"
                 cells += [actual, {True: "✓", False: "✗", None: ""}[c.agree]]
             out.append(f'<tr class="{cls}">' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")

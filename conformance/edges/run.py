@@ -34,6 +34,13 @@ NOT_SENT, NOT_EXERCISED = "not sent", "not exercised"
 # A target that cannot be connected to any more ends the run (exit 2); any other failure to answer is that case's
 # answer.
 GONE = (httpx.ConnectError, httpx.ConnectTimeout)
+# Request kinds sent besides the semantic suite's (whose answer depends on the request alone): a standing order's
+# creation checks the request only (A26, A31).
+SENT = {**semantic.OPERATIONS, "periodic-payment": "createPeriodicPayment"}
+# Why the other kinds' edges are not sent (the semantic suite's reasons, and these).
+NOT_SENT_WHY = {**semantic.LEFT_OUT,
+                "batch-run": "a batch run executes the target's pending payments: its answer depends on them, not on "
+                             "the request alone (A25; the stateful suite runs it)"}
 
 
 @dataclass
@@ -56,6 +63,7 @@ class Case:
     curl: str = ""
     source: str = "derived"
     unsent: str = ""           # NOT_SENT (by design) or NOT_EXERCISED (the target lacks what it needs); "" sent
+    assumptions: list[str] = field(default_factory=list)  # the decisions (A<n>) behind the verdict
 
     @property
     def group(self) -> str:
@@ -75,6 +83,8 @@ class Result:
     searched: int = 0         # requests the Hypothesis search sent (its agreeing cases are not listed one by one)
     # (rule or valid controls, kind, why) of the searches the target gave nothing to search with
     searches_not_exercised: list[dict] = field(default_factory=list)
+    # derived edges that break more than one rule, left out: {kind, field, edge, rules}
+    left_out: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {**{k: v for k, v in asdict(self).items() if k != "cases"}, "cases": [asdict(c) for c in self.cases]}
@@ -103,12 +113,25 @@ def run(spec: Spec, *, base_url: str | None, target: str, today: _dt.date | None
                          seed=seed, max_examples=max_examples, gateway=gateway)
     instant = session.now() if base_url else noon_in_oslo(today or session.today())
     day = session.validator_at(instant).today
-    deriver = Deriver(spec, Validator(spec=spec, profile=session.profile, today=day), day)
-    edges = deriver.edges(kinds or None)
-    result = Result(target, day.isoformat(), seed, max_examples, tuple(sorted({e.kind for e in edges})),
-                    faults=faults)
     clock = [instant]
     client = session.client(clock=lambda: clock[0])  # the Date signed is the instant the validator judges at
+
+    def request_check(edge: Edge, operation: str) -> set[str]:
+        """The rules a header edge's whole request breaks (the deriver verifies an edge against its rule)."""
+        request = client.prepare(operation, body=_json(edge.body), headers=dict(edge.headers),
+                                 **semantic._where(session, operation, PLACEHOLDERS))
+        return {f.rule for f in session.findings_for(request, at=instant) if f.severity == ERROR}
+
+    deriver = Deriver(spec, Validator(spec=spec, profile=session.profile, today=day), day, request_check)
+    edges = deriver.edges(kinds or None)
+    bare = [k for k in kinds if not any(e.kind == k for e in edges)]
+    if bare:
+        session.close()
+        raise NoEdges(f"no edge case for {', '.join(bare)}: the spec has no request example of it that the validator "
+                      "accepts to start from")
+    result = Result(target, day.isoformat(), seed, max_examples, tuple(sorted({e.kind for e in edges})),
+                    faults=faults, left_out=[{"kind": e.kind, "field": e.field, "edge": e.edge, "rules": list(rules)}
+                                             for e, rules in deriver.left_out])
     searches = _searches(kinds) if base_url else []
     total = len(edges) + len(searches)
     places: dict[tuple[str, bool], tuple[dict, str]] = {}
@@ -133,6 +156,10 @@ def run(spec: Spec, *, base_url: str | None, target: str, today: _dt.date | None
         progress(total, total, "done")
     result.seconds = time.perf_counter() - started
     return result
+
+
+class NoEdges(ValueError):
+    """A request kind asked for has no edge (its spec has no usable request example): the run cannot happen."""
 
 
 def _operation(deriver: Deriver, kind: str) -> str:
@@ -174,8 +201,8 @@ def _judge(session: Session, client, clock: list, instant: _dt.datetime, deriver
     at = _dt.datetime.fromisoformat(edge.at) if edge.at else None
     clock[0] = at or (session.now() if send else instant)
     note = edge.only_validator
-    if send and not note and edge.kind not in semantic.OPERATIONS:
-        note = semantic.LEFT_OUT.get(edge.kind, f"the conformance suites send no {edge.kind} request")
+    if send and not note and edge.kind not in SENT:
+        note = NOT_SENT_WHY.get(edge.kind, f"the conformance suites send no {edge.kind} request")
     unsent = NOT_SENT if send and note else ""
     where, missing = _place(session, operation, places, send and not note)
     if missing:
@@ -189,7 +216,8 @@ def _judge(session: Session, client, clock: list, instant: _dt.datetime, deriver
                                         context=context)
     case = Case(edge.rule, edge.field, edge.section, edge.kind, operation, edge.edge, edge.pointer,
                 _input(edge), edge.body, _verdict(findings), [_finding(f) for f in findings],
-                expected.describe(), note=note, source=edge.source, unsent=unsent)
+                expected.describe(), note=note, source=edge.source, unsent=unsent,
+                assumptions=_assumptions(session, edge.assumptions, findings))
     if sending:
         case.curl = curl(session.base_url, request)
         try:
@@ -215,7 +243,16 @@ def _answer(response: httpx.Response) -> Answer:
         return Answer(response.status_code, None, _trouble(RecursionError()))
 
 
+def _assumptions(session: Session, own: tuple[str, ...], findings: list) -> list[str]:
+    """The decisions behind a verdict: the edge's (its rule's and its field's) and those of the rules it broke."""
+    found = [a for f in findings for a in (session.catalogue[f.rule].assumptions if f.rule in session.catalogue
+                                           else ())]
+    return sorted(dict.fromkeys([*own, *found]), key=lambda a: (len(a), a))
+
+
 def _input(edge: Edge) -> Any:
+    if edge.input is not None:
+        return edge.input
     if edge.headers:
         return dict(edge.headers)
     if not edge.pointer:
@@ -286,5 +323,6 @@ def _search(session: _Recording, rule_id: str | None, kind: str,
         cases.append(Case(rule, SEARCH_FIELD, known.ref if known else "", kind, operation,
                           f"shrunk by Hypothesis: {what.get('message', '')}", "", body, body, _verdict(findings),
                           [_finding(f) for f in findings], what.get("expected", ""), exchange.answer.describe(),
-                          False, curl=curl(session.base_url, request), source="search"))
+                          False, curl=curl(session.base_url, request), source="search",
+                          assumptions=_assumptions(session, tuple(known.assumptions) if known else (), findings)))
     return cases, sent, why

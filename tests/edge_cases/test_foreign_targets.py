@@ -106,8 +106,10 @@ def test_a_misbehaving_target_gets_a_report_never_a_traceback(name, tmp_path):
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     why = needing[0]["note"]
-    assert "## Not exercised" in md and f"not exercised: {why}" in md.replace("\\|", "|")
-    assert 'id="not-exercised"' in page and "not exercised: " in page
+    assert f"| {NOT_EXERCISED} | {why} | {len(needing)} |" in md.replace("\\|", "|")  # counted under "Not sent"
+    assert f"not exercised: {why}" in md.replace("\\|", "|")  # and on each row
+    assert "## Searches not exercised" in md and 'id="searches-not-exercised"' in page
+    assert f"<td>{NOT_EXERCISED}</td>" in page
     assert "<img" not in page.split("<main>")[1]  # the target's markup is text on the page
     assert f"not exercised: {len(needing)} case(s): " in output
 
