@@ -74,6 +74,7 @@ class Place:
     section: str
     rule_tags: tuple = ()  # the spec's x-rule tags here, in the spec's order
     assumptions: tuple = ()  # the spec's x-assumption entries here (the field's and its components')
+    unique_item: bool = False  # an item of an array with uniqueItems
 
     @property
     def pointer(self) -> str:
@@ -81,7 +82,7 @@ class Place:
 
 
 _KEYWORDS = ("type", "enum", "format", "pattern", "minLength", "maxLength", "minimum", "maximum", "minItems",
-             "maxItems", "x-not-current-iso", "x-expected-currency")
+             "maxItems", "uniqueItems", "x-not-current-iso", "x-expected-currency")
 
 
 class Walker:
@@ -96,7 +97,8 @@ class Walker:
         root = self.spec.kind(kind).schema_name
         return list(self._walk({"$ref": "#/components/schemas/" + root}, payload, (), root, ""))
 
-    def _walk(self, schema: dict, value: Any, path: tuple, owner: str, section: str) -> Iterator[Place]:
+    def _walk(self, schema: dict, value: Any, path: tuple, owner: str, section: str,
+              unique_item: bool = False) -> Iterator[Place]:
         parts, tags, stack = [], {}, [(schema, 0)]  # tags: the component names in the order met (a dict)
         rule_tags: dict = {}
         assumptions: dict = {}
@@ -134,14 +136,15 @@ class Walker:
             if isinstance(part.get("items"), dict):
                 items.append(part["items"])
         yield Place(path, keywords, frozenset(set(tags) | set(rule_tags)), owner, section, tuple(rule_tags),
-                    tuple(assumptions))
+                    tuple(assumptions), unique_item)
         if isinstance(value, dict):
             here = component or owner.split(".")[0]
             for key, sub in value.items():
                 if key in props:
                     yield from self._walk({"allOf": props[key]}, sub, path + (key,), f"{here}.{key}", section)
         elif isinstance(value, list) and value and items:
-            yield from self._walk({"allOf": items}, value[0], path + (0,), owner + "[]", section)
+            yield from self._walk({"allOf": items}, value[0], path + (0,), owner + "[]", section,
+                                  bool(keywords.get("uniqueItems")))
 
 
 # ---------------------------------------------------------------------------------------------- base payloads
@@ -783,24 +786,10 @@ class Deriver:
             takes = self.spec.schema("PeriodicFrequency")["x-months-of-execution"]["required-with"]
             if new not in takes:
                 parent.pop("monthsOfExecution", None)
-        if isinstance(parent, list) and place.keywords.get("type") != "array" and place.path:
-            container = self._value(body, place.path[:-2]) if len(place.path) > 1 else None
+        if place.unique_item and isinstance(parent, list):
             index = place.path[-1]
-            if isinstance(container, dict) and self._unique_items(place) and isinstance(index, int):
-                parent[:] = [item for i, item in enumerate(parent) if i == index or item != new]
+            parent[:] = [item for i, item in enumerate(parent) if i == index or item != new]
         return body
-
-    def _unique_items(self, place: Place) -> bool:
-        """The array holding this item declares uniqueItems (the walker keeps the item's keywords only)."""
-        return place.owner.endswith("[]") and place.owner[:-2].split(".")[-1] in self._unique_arrays()
-
-    def _unique_arrays(self) -> set[str]:
-        found: set[str] = set()
-        for name in self.spec.document.get("components", {}).get("schemas", {}):
-            for prop, sub in self.properties(name).items():
-                if isinstance(sub, dict) and sub.get("uniqueItems"):
-                    found.add(prop)
-        return found
 
     def _header_edges(self, kind: str, operation: str, base: Any) -> Iterator[Edge]:
         op = self.spec.operation(operation)
