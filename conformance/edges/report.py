@@ -381,9 +381,9 @@ def page(result: Result) -> str:
                    '<ul id="searches-not-exercised">'
                    + "".join(f"<li>{len(pairs)} rule/kind pair(s) ({_e(', '.join(pairs))}): {_e(why)}</li>"
                              for why, pairs in searches_why.items()) + "</ul>")
-    out.append('<div class="tools"><input id="q" type="search" placeholder="Find a rule, field, section or value…" '
-               'autofocus><label><input id="only" type="checkbox"> disagreements only</label>'
-               '<span id="shown"></span></div>')
+    # no autofocus: the page opens at its top (the counts, the chart, what was not sent), not at the search box
+    out.append('<div class="tools"><input id="q" type="search" placeholder="Find a rule, field, section or value…">'
+               '<label><input id="only" type="checkbox"> disagreements only</label><span id="shown"></span></div>')
     seen_rules: set[str] = set()
     for g in groups(result):
         anchor = "" if g.rule in seen_rules else f' id="{_e(_anchor(g.rule))}"'
