@@ -5,7 +5,15 @@ command line never imports conformance/ itself.
 """
 from __future__ import annotations
 
+import errno
+import os
+import socket
+import sys
+from typing import NoReturn
+
 import click
+
+from .serving import ConnectionLimits
 
 DEFAULT_DB = "obvalidate-sandbox.db"
 
@@ -38,42 +46,118 @@ def sandbox() -> None:
               help="Behind a TLS-terminating proxy: take the scheme and host of the absolute links (scaRedirect) "
                    "from Forwarded or X-Forwarded-Proto/-Host on connections from these addresses or networks "
                    "(comma-separated; '*' any). Without it those headers are ignored.")
+@click.option("--access-log/--no-access-log", "access_log", default=None,
+              help="Print one line per request (method, path, status, message code, X-Request-ID, milliseconds) "
+                   "on stderr. Default: on when stderr is a terminal.")
+@click.option("--header-timeout", type=click.FloatRange(min=0.01), default=ConnectionLimits.header_timeout,
+              show_default=True, metavar="SECONDS",
+              help="Close a connection whose request line and headers have not arrived within this time (408 when "
+                   "a request had begun).")
+@click.option("--body-timeout", type=click.FloatRange(min=0.01), default=ConnectionLimits.body_timeout,
+              show_default=True, metavar="SECONDS",
+              help="Answer 408 and close when a request's body has not arrived within this time of its headers.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=ConnectionLimits.max_connections,
+              show_default=True, help="Open connections beyond which a request is answered 503.")
 def serve(host: str, port: int, db: str, profile_file: str | None, faults: tuple[str, ...], now: str | None,
           test_data_file: str | None, tls_cert: str | None, tls_key: str | None, client_ca: str | None,
-          forwarded_allow_ips: str | None) -> None:
-    """Serve the sandbox over HTTP or HTTPS (Starlette on uvicorn). The SCA page is at /sca/<token>."""
+          forwarded_allow_ips: str | None, access_log: bool | None, header_timeout: float, body_timeout: float,
+          max_connections: int) -> None:
+    """Serve the sandbox over HTTP or HTTPS (Starlette on uvicorn). The SCA page is at /sca/<token>.
+
+    Everything is checked before anything is created: a port in use (or any address that cannot be listened on)
+    ends the command with exit 2 and one line, and no database file is made."""
     import uvicorn
 
     from validator.context import ConfigError, Profile
 
     from .app import create_app
     from .clock import Clock, parse_instant
-    from .faults import UnknownFault
-    from .serving import ForwardedHeaders
+    from .faults import ActiveFaults, UnknownFault
+    from .serving import AccessLog, Disconnected, ForwardedHeaders
     from .testdata import DataSetError, load
 
     try:
         profile = Profile.load(profile_file) if profile_file else None
         data = load(test_data_file) if test_data_file else None
         clock = Clock(parse_instant(now) if now else None)
-        app = create_app(db=db, profile=profile, faults=faults, clock=clock, test_data=data)
+        active = ActiveFaults.of(faults)
     except (ConfigError, UnknownFault, DataSetError) as exc:
         raise click.UsageError(str(exc)) from None
     except ValueError as exc:
         raise click.BadParameter(f"not an ISO 8601 instant: {exc}", param_hint="--now") from None
     tls = _server_tls(tls_cert, tls_key, client_ca)
+    forwarded = None
     if forwarded_allow_ips:
         try:
-            app = ForwardedHeaders(app, forwarded_allow_ips)
+            forwarded = ForwardedHeaders(None, forwarded_allow_ips)
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
+    listening = _listen(host, port)
+    app = _create(db, lambda: create_app(db=db, profile=profile, faults=active, clock=clock, test_data=data),
+                  listening)
+    if forwarded:
+        forwarded.app, app = app, forwarded
+    app = Disconnected(app)
+    if access_log if access_log is not None else sys.stderr.isatty():
+        app = AccessLog(app)
+    limits = ConnectionLimits(header_timeout, body_timeout, max_connections)
+    bound_port = listening.getsockname()[1]
     switched = f" with fault switches {', '.join(faults)}" if faults else ""
     required = " (a client certificate from the --client-ca required)" if client_ca else ""
-    click.echo(f"obvalidate sandbox on http{'s' if tls else ''}://{host}:{port}{required} (database {db}){switched}",
-               err=True)
+    click.echo(f"obvalidate sandbox on http{'s' if tls else ''}://{_url_host(host)}:{bound_port}{required} "
+               f"(database {db}){switched}", err=True)
     # uvicorn's own proxy headers off: the scheme is the proxy's only with --forwarded-allow-ips
-    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=False,
-                **(tls.uvicorn_options() if tls else {}))
+    config = uvicorn.Config(app, log_level="warning", proxy_headers=False, access_log=False,
+                            **limits.uvicorn_options(), **(tls.uvicorn_options() if tls else {}))
+    uvicorn.Server(config).run(sockets=[listening])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket listening on (host, port), or exit 2 with one line saying why (before anything is created)."""
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                                 flags=socket.AI_PASSIVE)[0]
+        listening = socket.socket(family, kind, proto)
+    except OSError as exc:
+        _stop(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart need not wait for TIME_WAIT
+        listening.bind(address)
+        listening.listen(2048)
+    except OSError as exc:
+        listening.close()
+        why = "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
+        _stop(f"cannot listen on {host}:{port}: {why}")
+    listening.set_inheritable(True)
+    return listening
+
+
+def _create(db: str, make, listening: socket.socket):
+    """``make()`` (the application, which creates the database); when it fails, a database file it began is
+    removed with its -wal and -shm files, so a failed start leaves nothing behind."""
+    from .storage import MEMORY
+
+    files = [] if db == MEMORY else [db, db + "-wal", db + "-shm"]
+    new = [f for f in files if not os.path.exists(f)]
+    try:
+        return make()
+    except BaseException as exc:
+        listening.close()
+        for name in new:
+            if os.path.exists(name):
+                os.remove(name)
+        if isinstance(exc, Exception):
+            _stop(f"cannot start the sandbox: {exc}")
+        raise
+
+
+def _stop(line: str) -> NoReturn:
+    click.echo(f"obvalidate sandbox: {line}", err=True)
+    sys.exit(2)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _server_tls(cert: str | None, key: str | None, client_ca: str | None):
