@@ -744,6 +744,22 @@ def m_psu_identity_invalid(d: Draft, name, data) -> None:
     d.set_header(name, number[:-1] + wrong)
 
 
+def _redirect_target_sites(op) -> list:
+    return [p.name for p in _headers_of(op) if p.raw.get("x-redirect-target")]
+
+
+# A37: TPP-Redirect-URI values a browser would follow to somewhere other than the TPP over https: script and
+# local-file schemes, and plain http to a host that is not the PSU's own machine. Each is a URI (header-format
+# passes), so only the redirect target is wrong.
+UNSAFE_REDIRECTS = ("javascript:alert(document.domain)", "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg",
+                    "vbscript:msgbox(1)", "file:///etc/passwd", "http://tpp.example.no/callback?state=1",
+                    "ftp://tpp.example.no/callback", "https:callback")
+
+
+def m_redirect_target_unsafe(d: Draft, name, data) -> None:
+    d.set_header(name, data.draw(st.sampled_from(UNSAFE_REDIRECTS), label="redirect target"))
+
+
 def _unknown_name(data, taken) -> str:
     name = "obvalidate-" + data.draw(st.text(string.ascii_lowercase, min_size=3, max_size=10), label="name")
     if name in taken:
@@ -971,6 +987,7 @@ REQUEST_MUTATIONS: dict[str, RequestMutation] = {
     "header-recommended-format": RequestMutation(_recommended_sites, m_recommended_format),
     "psu-identity-invalid": RequestMutation(_psu_identity_sites, m_psu_identity_invalid),
     "accept-fix-unknown": RequestMutation(lambda op: [p.name for p in _code_list_headers(op)], m_accept_fix_unknown),
+    "redirect-target-unsafe": RequestMutation(_redirect_target_sites, m_redirect_target_unsafe),
     "accept-fix-required": RequestMutation(_accept_fix_required_sites, m_accept_fix_required),
     "corporate-id-required": RequestMutation(_corporate_sites, m_corporate_id_required),
     "header-not-accepted": RequestMutation(_not_accepted_sites, _set_header_site),

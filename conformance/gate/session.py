@@ -47,6 +47,9 @@ HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "pa
 NOT_REPRODUCIBLE = "not reproducible on retry"
 # An operation a target without the sandbox's extras answers like this does not exist there.
 ABSENT_STATUSES = (404, 405, 501)
+# Rules whose refusal the document does not require, judged only when the implementer's profile states them (their
+# severity under `rules`): without that, accepting the request is right too. A37: an unsafe TPP-Redirect-URI.
+JUDGED_WHEN_PROFILED = {"redirect-target-unsafe": "A37"}
 
 
 def answer_of(response: Any) -> Answer:
@@ -485,6 +488,12 @@ class Session:
         statuses = tuple(dict.fromkeys(f.status or 400 for f in errors))
         codes = tuple(dict.fromkeys(f.code or "FORMAT_ERROR" for f in errors))
         why = "; ".join(f"{f.rule}: {f.message}" for f in errors[:3])
+        unstated = {f.rule for f in errors if f.rule in JUDGED_WHEN_PROFILED and f.rule not in self.profile.rules}
+        if unstated and all(f.rule in unstated for f in errors):
+            decisions = ", ".join(sorted({JUDGED_WHEN_PROFILED[r] for r in unstated}))
+            return Expected(statuses, codes, why=f"{why} (accepting it is right too unless the profile states "
+                                                 f"{', '.join(sorted(unstated))}, {decisions})",
+                            codeless=tuple(s for s in success if s not in statuses)), errors
         if all(f.rule == "path-unknown" for f in errors):
             return self._unknown_path(request, statuses, codes, why), errors
         return Expected(statuses, codes, why=why), errors

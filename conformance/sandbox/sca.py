@@ -5,11 +5,19 @@ Not an API operation (no signature, not in the spec's paths). ``GET`` shows what
 ``sca-redirect-status: 302``) to the TPP-Redirect-URI the
 authorisation was started with, adding ``psu-id`` and ``tpp-session-id`` to its query on success, or ``message``
 on failure.
+
+A37: the page cannot be framed (its ``x-sca-page`` headers: CSP ``frame-ancestors 'none'``, X-Frame-Options), and
+its form carries an anti-CSRF token bound to a cookie set with the page (HttpOnly, SameSite=Strict, the
+authorisation's path only): a POST without both is answered 403 and changes nothing.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import html
 import json
+import re
+import secrets
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from starlette.concurrency import run_in_threadpool
@@ -27,6 +35,13 @@ PAGE_PREFIX = "/sca"
 FORM_LIMIT = 64 * 1024
 FIELD = load_spec().document["x-sca-page"]["post"]["fields"][0]  # customerNumber (A24)
 REDIRECT_STATUS = load_spec().document["x-sca-page"]["post"]["status"]  # 303 (A24)
+PAGE_HEADERS = dict(load_spec().document["x-sca-page"]["get"]["headers"])  # no framing, no caching (A37)
+CSRF_FIELD = load_spec().document["x-sca-page"]["get"]["hidden-fields"][0]  # csrf (A37)
+FORGED_STATUS = load_spec().document["x-sca-page"]["post"]["forged-status"]  # 403 (A37)
+CSRF_COOKIE = "obvalidate-sca"
+NONCE = re.compile(r"[A-Za-z0-9_-]{16,64}")
+# The key of the anti-CSRF tokens: the server process's own (a restart asks the PSU to open the link again).
+_CSRF_KEY = secrets.token_bytes(32)
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;background:#f3f5f8;color:#1d2733;margin:0}
@@ -96,15 +111,26 @@ def _rows(payments: list[dict]) -> str:
     return "\n".join(rows)
 
 
-def render(authorisation: dict, payments: list[dict], nothing_to_authorise: str | None = None) -> str:
+def csrf_token(token: str, nonce: str) -> str:
+    """The form's anti-CSRF token for the authorisation ``token`` and the browser's cookie ``nonce``: a keyed hash,
+    so only the page this server gave that browser carries it."""
+    return hmac.new(_CSRF_KEY, f"{token}.{nonce}".encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def csrf_ok(token: str, nonce: str | None, sent: str | None) -> bool:
+    return bool(nonce and sent) and hmac.compare_digest(csrf_token(token, nonce), sent)
+
+
+def render(authorisation: dict, payments: list[dict], nothing_to_authorise: str | None = None, csrf: str = "") -> str:
     """The page; ``nothing_to_authorise``: why completing it would authorise nothing (A35), said above the form, which
-    still sends the PSU back to the TPP (with message)."""
+    still sends the PSU back to the TPP (with message); ``csrf``: the form's anti-CSRF token (A37)."""
     count = sum(len(entries(json.loads(p["body"]))) for p in payments)
     what = "a signing basket" if authorisation["subject_kind"] == "basket" else "a payment"
     if authorisation["sca_status"] == SCA_STARTED:
         note = (f'<p class="state">Nothing left to authorise: {html.escape(nothing_to_authorise)}. Submitting returns '
                 'you to the TPP.</p>') if nothing_to_authorise else ""
         form = (f'{note}<form method="post" action="{PAGE_PREFIX}/{html.escape(authorisation["token"])}">'
+                f'<input type="hidden" name="{CSRF_FIELD}" value="{html.escape(csrf)}">'
                 f'<label for="{FIELD}">Customer number (customerNumber of a sandbox customer)</label>'
                 f'<input id="{FIELD}" name="{FIELD}" inputmode="numeric" autocomplete="off" required autofocus>'
                 '<button type="submit">Authorise</button></form>')
@@ -126,24 +152,34 @@ the debtor account and have the funds.</p>
 </main></body></html>"""
 
 
-def _page(sandbox, token: str) -> Response:
+def _html(text: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(text, status, headers=PAGE_HEADERS)
+
+
+def _page(sandbox, token: str, nonce: str, secure: bool) -> Response:
     with sandbox.store.snapshot() as tx:
         try:
             authorisation = sandbox.lifecycle.authorisation_by_token(tx, token)
         except Refused as refused:
-            return HTMLResponse(f"<!doctype html><title>Unknown</title><p>{html.escape(refused.text)}</p>", 404)
+            return _html(f"<!doctype html><title>Unknown</title><p>{html.escape(refused.text)}</p>", 404)
         payments = sandbox.lifecycle.sca_payments(tx, authorisation)
-        return HTMLResponse(render(authorisation, payments,
-                                   sandbox.lifecycle.nothing_to_authorise(tx, authorisation, payments)))
+        page = _html(render(authorisation, payments, sandbox.lifecycle.nothing_to_authorise(tx, authorisation, payments),
+                            csrf_token(token, nonce)))
+    page.set_cookie(CSRF_COOKIE, nonce, path=f"{PAGE_PREFIX}/{token}", httponly=True, samesite="strict", secure=secure)
+    return page
 
 
-def _submit(sandbox, token: str, body: bytes) -> Response:
-    number = parse_form(body).get(FIELD, "")
+def _submit(sandbox, token: str, body: bytes, nonce: str | None) -> Response:
+    form = parse_form(body)
+    if not csrf_ok(token, nonce, form.get(CSRF_FIELD)):  # A37: not submitted from the page this browser opened
+        return _html("<!doctype html><title>Not accepted</title><p>This form was not sent from the authorisation "
+                     "page opened in this browser. Open the authorisation link again.</p>", FORGED_STATUS)
+    number = form.get(FIELD, "")
     with sandbox.store.transaction() as tx:
         try:
             authorisation = sandbox.lifecycle.authorisation_by_token(tx, token)
         except Refused as refused:
-            return HTMLResponse(f"<!doctype html><title>Unknown</title><p>{html.escape(refused.text)}</p>", 404)
+            return _html(f"<!doctype html><title>Unknown</title><p>{html.escape(refused.text)}</p>", 404)
         try:
             ok, message, psu_id = sandbox.lifecycle.complete_sca(tx, authorisation, number)
         except Refused as refused:
@@ -159,9 +195,12 @@ async def page(request: Request) -> Response:
     if request.method == "POST":
         body = await read_body(request, FORM_LIMIT)
         if body is None:
-            return HTMLResponse("<!doctype html><title>Too large</title><p>The form is too large.</p>", 400)
-        return await run_in_threadpool(_submit, sandbox, token, body)
-    return await run_in_threadpool(_page, sandbox, token)
+            return _html("<!doctype html><title>Too large</title><p>The form is too large.</p>", 400)
+        return await run_in_threadpool(_submit, sandbox, token, body, request.cookies.get(CSRF_COOKIE))
+    nonce = request.cookies.get(CSRF_COOKIE, "")  # one per browser and authorisation
+    if not NONCE.fullmatch(nonce):
+        nonce = secrets.token_urlsafe(18)
+    return await run_in_threadpool(_page, sandbox, token, nonce, request.url.scheme == "https")
 
 
 ROUTES = [Route(PAGE_PREFIX + "/{token}", page, methods=["GET", "POST"])]

@@ -1,9 +1,10 @@
 """Steps the sandbox tests share: payments from the fixed test data, authorisation through the SCA page."""
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from conformance.gate.suites import data as payment_bodies
+from conformance.gate.suites.stateful import hidden_fields
 from conformance.sandbox import testdata
 from conformance.sandbox.sca import FIELD
 
@@ -58,7 +59,8 @@ def sca(browser, started: dict, customer_number: str) -> dict[str, list[str]]:
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert f'name="{FIELD}"' in page.text and 'method="post"' in page.text
     action = page.text.split('action="', 1)[1].split('"', 1)[0]
-    answer = browser.post(action, content=f"{FIELD}={customer_number}".encode(),
+    form = urlencode([*hidden_fields(page.text), (FIELD, customer_number)])  # as a browser: the anti-CSRF token
+    answer = browser.post(action, content=form.encode(),
                           headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert answer.status_code == 303, answer.text
     location = answer.headers["location"]

@@ -11,12 +11,16 @@ from __future__ import annotations
 import http.server
 import io
 import threading
+import time
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
 from PIL import Image
 
 from conformance.client import SignedClient
+from conformance.gate.suites.stateful import hidden_fields
 from conformance.sandbox import testdata
+from conformance.sandbox.sca import CSRF_FIELD
 from headless_chromium import Chromium, chromium_executable
 
 SEPA = {"payment-service": "payments", "payment-product": "sepa-credit-transfers"}
@@ -99,7 +103,8 @@ def test_psu_authorises_a_payment_in_headless_chromium(serve, identities, tmp_pa
             page = browser.new_page(width=WIDTH, height=HEIGHT)
             page.navigate(sca_page)
             form = page.evaluate("""(() => { const f = document.querySelector('form');
-                return f && {method: f.method, action: f.action, fields: [...f.elements].map(e => e.name).filter(Boolean),
+                return f && {method: f.method, action: f.action, fields: [...f.elements].filter(e => e.type !== 'hidden')
+                             .map(e => e.name).filter(Boolean),
                              title: document.title, text: document.body.innerText}; })()""")
             assert form, "the SCA page has no form"
             assert form["method"] == "post" and form["fields"] == ["customerNumber"], form
@@ -126,3 +131,85 @@ def test_psu_authorises_a_payment_in_headless_chromium(serve, identities, tmp_pa
         authorisation = tpp.call("getPaymentAuthorisationStatus",
                                  path={**payment, "authorisationId": started.json()["authorisationId"]})
         assert authorisation.json() == {"scaStatus": "finalised"}, authorisation.text
+
+
+# ---------------------------------------------------------------- A37: no framing, no forged form (issue 21, point 10)
+class AnotherSite:
+    """A site of another origin (a loopback port of its own) serving the pages of ``pages`` by path."""
+
+    def __init__(self, pages: dict[str, str]) -> None:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the http.server protocol
+                page = pages.get(self.path, "<!doctype html><title>Plain</title><p>A plain page.</p>").encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def __enter__(self) -> "AnotherSite":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _frames(page) -> dict[str, dict]:
+    """The page's child frames by name: what Chromium loaded in each."""
+    tree = page.send("Page.getFrameTree")["frameTree"]
+    return {child["frame"].get("name", ""): child["frame"] for child in tree.get("childFrames", ())}
+
+
+def test_the_sca_page_is_not_shown_in_another_site_s_frame_nor_takes_its_form(serve, identities, tmp_path):
+    executable = chromium_executable()
+    server = serve("sca-frames")
+    debtor = testdata.EUR_ACCOUNT
+    body = {"instructedAmount": {"amount": "99.00", "currency": "EUR"}, "creditorName": CREDITOR,
+            "creditorAccount": {"iban": "DE89370400440532013000", "currency": "EUR"},
+            "debtorAccount": {"iban": debtor["iban"], "currency": "EUR"}}
+    pages: dict[str, str] = {}
+    with AnotherSite(pages) as site, SignedClient(server.url, identities["A"]) as tpp:
+        created = tpp.call("createSepaCreditTransfer", body=body)
+        payment = {**SEPA, "paymentId": created.json()["paymentId"]}
+        started = tpp.call("startPaymentAuthorisation", path=payment,
+                           headers={"TPP-Redirect-URI": f"{site.url}/return", "TPP-Session-ID": SESSION})
+        sca_page = started.json()["_links"]["scaRedirect"]["href"]
+        # the other site frames the SCA page next to one of its own pages (the control: frames load there)
+        pages["/framing"] = (f'<!doctype html><iframe name="sca" src="{sca_page}"></iframe>'
+                             f'<iframe name="own" src="{site.url}/plain"></iframe>')
+        # and submits the SCA form from its page with a token it got by reading the page itself (its own cookie)
+        with httpx.Client(follow_redirects=False) as attacker:
+            token = dict(hidden_fields(attacker.get(sca_page).text))[CSRF_FIELD]
+        pages["/forge"] = (f'<!doctype html><form method="post" action="{sca_page}">'
+                           f'<input type="hidden" name="{CSRF_FIELD}" value="{token}">'
+                           f'<input name="customerNumber" value="{debtor["customerNumber"]}"></form>'
+                           "<script>document.forms[0].submit()</script>")
+
+        with Chromium(executable, tmp_path / "chromium-profile", log=tmp_path / "chromium.log") as browser:
+            page = browser.new_page(width=WIDTH, height=HEIGHT)
+            page.navigate(site.url + "/framing")
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not {"sca", "own"} <= set(_frames(page)):
+                time.sleep(0.05)
+            frames = _frames(page)
+            assert frames["own"]["url"] == f"{site.url}/plain", frames["own"]  # a frame loads where allowed
+            assert frames["sca"]["url"].startswith("chrome-error:"), frames["sca"]  # frame-ancestors 'none'
+            assert frames["sca"].get("unreachableUrl") == sca_page, frames["sca"]
+
+            page.navigate(sca_page)  # the PSU has the page open: its cookie is in the browser
+            page.navigate(site.url + "/forge")
+            page.wait_for_url(sca_page)
+            assert "not sent from the authorisation page" in page.evaluate("document.body.innerText")
+
+        assert tpp.call("getPaymentStatus", path=payment).json()["transactionStatus"] == "RCVD"
+        authorisation = tpp.call("getPaymentAuthorisationStatus",
+                                 path={**payment, "authorisationId": started.json()["authorisationId"]})
+        assert authorisation.json() == {"scaStatus": "started"}, authorisation.text

@@ -25,6 +25,7 @@ HEADER_NOT_ACCEPTED = "header-not-accepted"
 HEADER_DUPLICATE = "header-duplicate"
 CONTENT_TYPE_NOT_JSON = "content-type-not-json"
 CONTENT_TYPE = "content-type"
+REDIRECT_TARGET_UNSAFE = "redirect-target-unsafe"
 
 # A7: a corporate PSU (PSU-Context: CORPORATE) must send PSU-Corporate-ID
 SIGNATURE_CONTEXT_HEADER = "psu-context"
@@ -213,6 +214,45 @@ def _check_header_value(spec: Spec, op: Operation, check: _HeaderCheck, value: s
             out.add(PSU_IDENTITY_INVALID, header_pointer(p.name), f"X-PSU-IDENTITY: {issue.message}")
     if check.code_set:
         _check_code_list(spec, op, p, check.code_set, value, out)
+    target = p.raw.get("x-redirect-target")
+    if target:
+        problem = unsafe_redirect(target, value)
+        if problem:
+            out.add(REDIRECT_TARGET_UNSAFE, header_pointer(p.name), f"{p.name} {_short(value)}: {problem} (A37)")
+
+
+def unsafe_redirect(target: dict, value: str) -> str | None:
+    """Why ``value`` is no place to send the PSU's browser per the parameter's ``x-redirect-target`` (A37: its
+    schemes with any host, its loopback schemes with a loopback host only), or None when it is one."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value.strip())
+        host = parts.hostname
+    except ValueError:
+        return "not a URI with a host"
+    scheme = parts.scheme.lower()
+    schemes, loopback_schemes = tuple(target.get("schemes", ())), tuple(target.get("loopback-schemes", ()))
+    allowed = " or ".join([*schemes, *(f"{s} to a loopback host" for s in loopback_schemes)])
+    if scheme not in schemes + loopback_schemes:
+        return f"the scheme {scheme + ':' if scheme else '(none)'} is not a redirect target; {allowed} is"
+    if not host:
+        return f"no host; a redirect target is {allowed}"
+    if scheme in schemes:
+        return None
+    loopback = False
+    for name in target.get("loopback-hosts", ()):
+        try:
+            network = ipaddress.ip_network(name)
+        except ValueError:
+            loopback = loopback or host.lower().rstrip(".") == name
+            continue
+        try:
+            loopback = loopback or ipaddress.ip_address(host) in network
+        except ValueError:
+            pass
+    return None if loopback else f"{scheme} to {host}, which is not a loopback host; a redirect target is {allowed}"
 
 
 def _refuse_synthetic(p: Parameter, value: str, out: Problems) -> None:

@@ -149,6 +149,14 @@ _rule("content-type-not-json", "Content-Type of a JSON body names JSON",
       ref=REF_HEADERS, severity=WARNING, assumptions=["A33"],
       good=recipe(SEPA, set=[["/headers/Content-Type", "application/json; charset=utf-8"]]),
       bad=recipe(SEPA, "/headers/Content-Type", set=[["/headers/Content-Type", "text/plain"]]))
+_rule("redirect-target-unsafe", "TPP-Redirect-URI a safe redirect target",
+      "The SCA page sends the PSU's browser, with psu-id, to TPP-Redirect-URI: it must be an absolute https URI "
+      "with a host, or http to a loopback host (localhost, 127.0.0.0/8, [::1]) for a TPP testing on its own "
+      "machine (x-redirect-target). javascript:, data:, vbscript:, file:, http to another host and URIs without a "
+      "host are refused when the payment, basket or authorisation is created: 400 FORMAT_ERROR (A37).",
+      ref=REF_HEADERS, assumptions=["A37"],
+      good=recipe("startPaymentAuthorisation", set=[["/headers/TPP-Redirect-URI", "http://127.0.0.1:8000/callback"]]),
+      bad=recipe(SEPA, "/headers/TPP-Redirect-URI", set=[["/headers/TPP-Redirect-URI", "javascript:alert(1)"]]))
 _rule("header-duplicate", "Single-valued header once",
       "A header that takes one value occurs more than once; which one the service reads is undefined. List "
       "headers (Accept*, PSU-Accept*, Digest, x-accept-fix) may repeat. 400 FORMAT_ERROR. A profile states the "

@@ -105,11 +105,23 @@ def with_minor_units(value: Any, data: st.DataObject) -> Any:
     return value
 
 
+# A37: a TPP-Redirect-URI (a parameter with x-redirect-target) is generated as an https URL, the target every
+# implementation takes; unsafe ones are the semantic suite's mutants, judged by the profile.
+REDIRECT_FORMAT = "obvalidate-redirect-uri"
+
+
+def _redirect_urls():
+    from hypothesis.provisional import urls
+
+    return urls().map(lambda url: "https://" + url.split("://", 1)[1])
+
+
 def register_formats() -> None:
     import schemathesis
 
     for name, (_where, strategy) in _formats().items():
         schemathesis.openapi.format(name, strategy)
+    schemathesis.openapi.format(REDIRECT_FORMAT, _redirect_urls())
 
 
 def fuzzing_document(document: dict) -> dict:
@@ -129,6 +141,9 @@ def fuzzing_document(document: dict) -> dict:
             target.pop(keyword, None)
         target["type"], target["format"] = "string", name
     parameters = doc.get("components", {}).get("parameters", {})
+    for parameter in parameters.values():
+        if isinstance(parameter, dict) and parameter.get("x-redirect-target"):
+            parameter["schema"] = {"type": "string", "format": REDIRECT_FORMAT}
 
     def owned(parameter: dict) -> bool:
         if "$ref" in parameter:

@@ -12,7 +12,8 @@ import json
 import re
 import threading
 import uuid
-from urllib.parse import parse_qs, urljoin, urlsplit
+from html.parser import HTMLParser
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import httpx
 
@@ -116,6 +117,28 @@ def sca_redirect_statuses(session: Session) -> tuple[int, ...]:
     return (pinned,) if pinned else tuple(post["accepted-statuses"])
 
 
+class _HiddenInputs(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        attributes = {name.lower(): value or "" for name, value in attrs}
+        if tag == "input" and attributes.get("type", "").lower() == "hidden" and attributes.get("name"):
+            self.found.append((attributes["name"], attributes.get("value", "")))
+
+
+def hidden_fields(page: str) -> list[tuple[str, str]]:
+    """The hidden inputs of an HTML page (name, value), in order: what a browser submits with the form."""
+    parser = _HiddenInputs()
+    try:
+        parser.feed(page or "")
+        parser.close()
+    except Exception:  # noqa: BLE001 - the page is the target's: what was read so far is what a browser would send
+        pass
+    return parser.found
+
+
 def submit_sca(session: Session, started: Exchange, customer_number: str, *, check_id: str,
                form_required: bool = True) -> dict[str, list[str]] | None:
     """The page read and its form submitted: the query of the redirect. ``form_required`` False: a page that offers
@@ -148,7 +171,8 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
                              operation="sca-page", response=page)
             raise Broken("sca page")
         action = urljoin(url, html.unescape(form.group(1)))
-        sent = f"{field}={customer_number}".encode()
+        # as a browser: the form's hidden fields go back as the page gave them (an anti-CSRF token, A37)
+        sent = urlencode([*hidden_fields(page.text), (field, customer_number)]).encode()
         answer = browser.post(action, content=sent, headers={"Content-Type": "application/x-www-form-urlencoded"})
     location = answer.headers.get("location", "")
     statuses = sca_redirect_statuses(session)
