@@ -3,8 +3,8 @@
 Every API request goes the same way (:func:`_serve`): the request as received (method, target, headers, exact body
 bytes) is checked by the validator's whole-request check with the sandbox clock, so one code path decides what is
 valid; error findings become the answer (:func:`refusal`: status, code and error body per A6/A7/A8). A passed request
-is attributed to its TPP (A28: the certificate's organizationIdentifier, else its subject DN). A write is handled
-inside one storage transaction, committed before the answer is sent; POST and DELETE answers are logged for
+is attributed to its TPP (A28, A39: the certificate's organizationIdentifier, else its subject DN, with its key).
+A write is handled inside one storage transaction, committed before the answer is sent; POST and DELETE answers are logged for
 X-Request-ID replay (A29) in that same transaction. A read reads a snapshot without the write lock
 (:func:`_serve_read`). Endpoint functions hold HTTP only; the lifecycle and the sandbox data are plain code
 (lifecycle.py, domain.py), SQL is in storage.py.
@@ -74,17 +74,20 @@ class Sandbox:
     lifecycle: Lifecycle
     refusals: dict[str, tuple[int, str]]
     default_validator: Validator | None = None  # the default profile's, made when first needed (_unprocessable)
+    trusted_cas: tuple = ()  # A39: with CAs, only certificates they issued, and the TPP is the identifier alone
 
     @classmethod
     def create(cls, db: str = MEMORY, *, profile: Profile | None = None, faults=(), clock: Clock | None = None,
-               spec: Spec | None = None, test_data: testdata.DataSet | None = None) -> "Sandbox":
+               spec: Spec | None = None, test_data: testdata.DataSet | None = None,
+               trusted_cas: tuple = ()) -> "Sandbox":
         spec = spec or load_spec()
         profile = profile or DEFAULT_PROFILE
         active = faults if isinstance(faults, F.ActiveFaults) else F.ActiveFaults.of(faults)
         clock = clock or Clock()
         data = SandboxData(active, test_data or testdata.DEFAULT)
         sandbox = cls(Store(db), clock, active, spec, profile, Validator(spec=spec, profile=profile), data,
-                      Lifecycle(spec, profile, clock, active, data), refusals(spec, profile))
+                      Lifecycle(spec, profile, clock, active, data), refusals(spec, profile),
+                      trusted_cas=tuple(trusted_cas))
         with sandbox.store.transaction() as tx:
             if tx.is_empty():
                 data.initialize(tx)  # A32: a new database starts with the fixed test data
@@ -200,20 +203,59 @@ class Checked:
     base_url: str
 
 
-def tpp_identity(certificate_value: str | None) -> str | None:
-    """A28: the certificate's organizationIdentifier, else its subject DN."""
+def _certificate(certificate_value: str | None):
     if not certificate_value:
         return None
     from validator.signing.certificate import parse_certificate_header
 
     try:
-        cert = parse_certificate_header(certificate_value)
+        return parse_certificate_header(certificate_value)
     except Exception:  # noqa: BLE001 - the validator reports an unusable certificate
         return None
-    for attribute in cert.subject:
-        if attribute.oid.dotted_string == ORGANIZATION_IDENTIFIER_OID:
-            return str(attribute.value)
-    return cert.subject.rfc4514_string()
+
+
+def tpp_identity(certificate_value: str | None, *, trusted: bool = False) -> str | None:
+    """Who the TPP is (A28, A39): the certificate's organizationIdentifier, else its subject DN, together with the
+    SHA-256 of its public key — the name a certificate asserts is bound to the key every request's signature
+    proves. ``trusted``: the certificate comes from a CA the sandbox trusts (--trusted-ca), which vouches for the
+    name; then the name alone, so a renewed certificate with a new key keeps the TPP's resources."""
+    cert = _certificate(certificate_value)
+    if cert is None:
+        return None
+    name = next((str(a.value) for a in cert.subject if a.oid.dotted_string == ORGANIZATION_IDENTIFIER_OID),
+                None) or cert.subject.rfc4514_string()
+    if trusted:
+        return name
+    from cryptography.hazmat.primitives import serialization
+
+    key = cert.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return f"{name} key:{hashlib.sha256(key).hexdigest()}"
+
+
+def load_trusted_cas(path: str) -> tuple:
+    """The CA certificates of a PEM file (--trusted-ca); ValueError naming the file when there are none."""
+    from cryptography import x509
+
+    try:
+        with open(path, "rb") as handle:
+            cas = tuple(x509.load_pem_x509_certificates(handle.read()))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--trusted-ca {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not cas:
+        raise ValueError(f"--trusted-ca {path}: no certificate in the file")
+    return cas
+
+
+def issued_by(certificate_value: str | None, cas: tuple) -> bool:
+    """Whether the certificate is signed by one of ``cas`` (A39: a trusted CA's word on the TPP's identifier)."""
+    cert = _certificate(certificate_value)
+    for ca in cas if cert is not None else ():
+        try:
+            cert.verify_directly_issued_by(ca)
+            return True
+        except Exception:  # noqa: BLE001 - another issuer, another key type, a bad signature: not this CA
+            continue
+    return False
 
 
 def _target(request: Request) -> str:
@@ -269,7 +311,8 @@ def check(s: Sandbox, request: Request, body: bytes, validator: Validator | None
                            s.profile.error_body)
     req = dataclasses.replace(parsed.request, body=body, body_is_exact=True)
     header_map = {k.lower(): v for k, v in req.headers}
-    tpp = tpp_identity(header_map.get("tpp-signature-certificate"))
+    certificate = header_map.get("tpp-signature-certificate")
+    tpp = tpp_identity(certificate, trusted=bool(s.trusted_cas))
     resolution = resolve_operation(s.spec, req.method, req.path, paths=s.profile.paths, absent=s.profile.absent_operations)
     op = resolution.operation
     v = copy.copy(validator or s.validator)
@@ -280,6 +323,10 @@ def check(s: Sandbox, request: Request, body: bytes, validator: Validator | None
     answer = refusal(findings, s.faults, op, s.profile.error_body)
     if answer is not None:
         return answer
+    if s.trusted_cas and tpp is not None and not issued_by(certificate, s.trusted_cas):  # A39: only its CAs
+        return error_reply(op, 401, [("CERTIFICATE_INVALID", "/headers/TPP-Signature-Certificate",
+                                      "the certificate is not issued by a CA this sandbox trusts (--trusted-ca)")],
+                           s.profile.error_body)
     boundary = F.refused_boundary(s.faults, header_map, body) \
         if F.EMPTY_NAME_REFUSED in s.faults or F.REQUEST_ID_NOT_UUID_REFUSED in s.faults else None
     if boundary:
@@ -498,7 +545,7 @@ def get_authorisation(s: Sandbox, tx: Tx, c: Checked) -> Reply:
 
 # ================================================================ sandbox data (A15, A22, A25, A32)
 def initialize(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    s.data.initialize(tx)
+    s.data.initialize(tx, c.tpp)  # A38: the caller's own state; the test data where nobody else depends on it
     return Reply(204)
 
 
@@ -509,7 +556,7 @@ def list_customers(s: Sandbox, tx: Tx, c: Checked) -> Reply:
 
 
 def create_customer(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    return created(s.data.create_customer(tx, c.body), s.faults)
+    return created(s.data.create_customer(tx, c.body, owner=c.tpp), s.faults)
 
 
 def delete_customer(s: Sandbox, tx: Tx, c: Checked) -> Reply:
@@ -518,11 +565,11 @@ def delete_customer(s: Sandbox, tx: Tx, c: Checked) -> Reply:
 
 
 def create_account(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    return created(s.data.create_account(tx, c.body), s.faults)
+    return created(s.data.create_account(tx, c.body, owner=c.tpp), s.faults)
 
 
 def create_card_account(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    return created(s.data.create_card_account(tx, c.body), s.faults)
+    return created(s.data.create_card_account(tx, c.body, owner=c.tpp), s.faults)
 
 
 def list_account_transactions(s: Sandbox, tx: Tx, c: Checked) -> Reply:

@@ -46,6 +46,10 @@ def sandbox() -> None:
               help="Behind a TLS-terminating proxy: take the scheme and host of the absolute links (scaRedirect) "
                    "from Forwarded or X-Forwarded-Proto/-Host on connections from these addresses or networks "
                    "(comma-separated; '*' any). Without it those headers are ignored.")
+@click.option("--trusted-ca", "trusted_ca", type=click.Path(dir_okay=False), metavar="PEM",
+              help="Accept only TPP-Signature-Certificates issued by these CAs (else 401 CERTIFICATE_INVALID), as a "
+                   "bank trusts only its QTSPs; a TPP is then its organizationIdentifier alone (A39). Without it any "
+                   "certificate is accepted and a TPP is its identifier together with its key.")
 @click.option("--access-log/--no-access-log", "access_log", default=None,
               help="Print one line per request (method, path, status, message code, X-Request-ID, milliseconds) "
                    "on stderr. Default: on when stderr is a terminal.")
@@ -60,8 +64,8 @@ def sandbox() -> None:
               show_default=True, help="Open connections beyond which a request is answered 503.")
 def serve(host: str, port: int, db: str, profile_file: str | None, faults: tuple[str, ...], now: str | None,
           test_data_file: str | None, tls_cert: str | None, tls_key: str | None, client_ca: str | None,
-          forwarded_allow_ips: str | None, access_log: bool | None, header_timeout: float, body_timeout: float,
-          max_connections: int) -> None:
+          forwarded_allow_ips: str | None, trusted_ca: str | None, access_log: bool | None, header_timeout: float,
+          body_timeout: float, max_connections: int) -> None:
     """Serve the sandbox over HTTP or HTTPS (Starlette on uvicorn). The SCA page is at /sca/<token>.
 
     Everything is checked before anything is created: a port in use (or any address that cannot be listened on)
@@ -70,7 +74,7 @@ def serve(host: str, port: int, db: str, profile_file: str | None, faults: tuple
 
     from validator.context import ConfigError, Profile
 
-    from .app import create_app
+    from .app import create_app, load_trusted_cas
     from .clock import Clock, parse_instant
     from .faults import ActiveFaults, UnknownFault
     from .serving import AccessLog, Disconnected, ForwardedHeaders
@@ -85,6 +89,10 @@ def serve(host: str, port: int, db: str, profile_file: str | None, faults: tuple
         raise click.UsageError(str(exc)) from None
     except ValueError as exc:
         raise click.BadParameter(f"not an ISO 8601 instant: {exc}", param_hint="--now") from None
+    try:
+        trusted = load_trusted_cas(trusted_ca) if trusted_ca else ()
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     tls = _server_tls(tls_cert, tls_key, client_ca)
     forwarded = None
     if forwarded_allow_ips:
@@ -93,8 +101,8 @@ def serve(host: str, port: int, db: str, profile_file: str | None, faults: tuple
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
     listening = _listen(host, port)
-    app = _create(db, lambda: create_app(db=db, profile=profile, faults=active, clock=clock, test_data=data),
-                  listening)
+    app = _create(db, lambda: create_app(db=db, profile=profile, faults=active, clock=clock, test_data=data,
+                                         trusted_cas=trusted), listening)
     if forwarded:
         forwarded.app, app = app, forwarded
     app = Disconnected(app)

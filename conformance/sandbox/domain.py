@@ -77,6 +77,12 @@ def full_reference(ref: dict | None) -> dict:
     return {"iban": iban or "", "bban": bban or ""}
 
 
+def _entries(body: dict) -> list[dict]:
+    """The credit transfers of a payment body: a bulk's payments, else the body itself."""
+    payments = body.get("payments")
+    return [e for e in payments if isinstance(e, dict)] if isinstance(payments, list) else [body]
+
+
 def owns_reference(account: dict, ref: dict | None) -> bool:
     iban, bban = account_reference(ref)
     return bool((iban and iban == account["iban"]) or (bban and bban == account["bban"]))
@@ -90,22 +96,61 @@ class SandboxData:
         self.data = data
 
     # ---- fixed data (A32): ours, or the data set the sandbox was started with ----
-    def initialize(self, tx: Tx) -> None:
-        tx.reset()
+    def initialize(self, tx: Tx, tpp: str | None = None) -> None:
+        """A32 and A38: ``tpp``'s reset (None: the sandbox's own, at its start). With no other TPP's state in the
+        sandbox all state is replaced with the fixed set; else only ``tpp``'s payments, baskets, authorisations and
+        logged requests go, and the sandbox data returns to the fixed set where no other TPP depends on it."""
+        if tpp is None or not tx.others_hold_state(tpp):
+            tx.reset()
+            self._restore_fixed(tx)
+            tx.set_meta("initialized", "yes")
+            return
+        tx.remove_tpp_state(tpp)
+        named = set()  # the accounts other TPPs' payments name: their bookings are in them, or are to come
+        for text in tx.payment_bodies_not_of(tpp):
+            body = json.loads(text)
+            if not isinstance(body, dict):
+                continue
+            for ref in [body.get("debtorAccount"), *(e.get("creditorAccount") for e in _entries(body))]:
+                named.update(v for v in account_reference(ref if isinstance(ref, dict) else None) if v)
+        others = lambda owner: owner is not None and owner != tpp  # noqa: E731 - another TPP created it
+        accounts, cards = tx.data_rows("accounts"), tx.data_rows("card_accounts")
+        kept_accounts = {a["id"] for a in accounts if others(a["owner"]) or a["iban"] in named or a["bban"] in named}
+        kept = ({c["customer_number"] for c in tx.data_rows("customers") if others(c["owner"])}
+                | {a["customer_number"] for a in accounts if a["id"] in kept_accounts}
+                | {c["customer_number"] for c in cards if others(c["owner"])})
+        for customer in tx.data_rows("customers"):
+            if customer["customer_number"] not in kept:
+                tx.delete_customer(customer["id"], customer["customer_number"])
+        for a in accounts:  # under a customer kept for another TPP: what the caller added and nobody needs
+            if a["customer_number"] in kept and a["owner"] == tpp and a["id"] not in kept_accounts:
+                tx.delete_account(a["id"])
+        for card in cards:
+            if card["customer_number"] in kept and card["owner"] == tpp:
+                tx.delete_card_account(card["id"])
+        self._restore_fixed(tx)
+
+    def _restore_fixed(self, tx: Tx) -> None:
+        """Each record of the fixed set that is not there, created (with the transactions of an account or card
+        account created now); what is there is left as it is."""
         data = self.data
         for c in data.customers:
-            self.create_customer(tx, c)
+            if tx.customer_by_number(c["customerNumber"]) is None:
+                self.create_customer(tx, c)
+        created = set()
         for a in data.accounts:
-            self.create_account(tx, a)
+            if tx.account_by_reference(a.get("iban"), a.get("bban")) is None and tx.customer_by_number(a["customerNumber"]):
+                created.add(self.create_account(tx, a)["resourceId"])
         for card in data.card_accounts:
-            created = self.create_card_account(tx, card, key=card["maskedPan"])
-            self.create_card_transactions(tx, created["resourceId"], list(data.card_transactions.get(card["maskedPan"], ())))
+            if tx.card_account(opaque_id("CARD-" + card["maskedPan"])) is None:
+                made = self.create_card_account(tx, card, key=card["maskedPan"])
+                self.create_card_transactions(tx, made["resourceId"], list(data.card_transactions.get(card["maskedPan"], ())))
         for bban, items in data.account_transactions.items():
             account = tx.account_by_reference(None, bban)
             if account is None:
                 raise Refused(NOT_FOUND, f"the test data has transactions for {bban}, which is none of its accounts")
-            self.create_account_transactions(tx, account["id"], list(items))
-        tx.set_meta("initialized", "yes")
+            if account["id"] in created:
+                self.create_account_transactions(tx, account["id"], list(items))
 
     # ---- customers ----
     def customer_view(self, tx: Tx, customer: dict, *, with_accounts: bool = True, with_agreements: bool = True) -> dict:
@@ -116,7 +161,7 @@ class SandboxData:
         out["cardAccounts"] = tx.card_accounts_of(number) if with_accounts else []
         return out
 
-    def create_customer(self, tx: Tx, body: dict) -> dict:
+    def create_customer(self, tx: Tx, body: dict, owner: str | None = None) -> dict:
         number = body["customerNumber"]
         if tx.customer_by_number(number):
             raise Refused(CONFLICT, f"a sandbox customer with customerNumber {number} exists", "/customerNumber")
@@ -133,7 +178,7 @@ class SandboxData:
         record = {"customerId": customer_id, "customerNumber": number, "customerType": kind,
                   "customerName": body["name"], "agreements": agreements,
                   "_links": {"self": link(f"/v1/sandbox/customers/{customer_id}", "GET", "DELETE")}}
-        tx.insert_customer(customer_id, number, record)
+        tx.insert_customer(customer_id, number, record, owner)
         return self.customer_view(tx, record)
 
     def delete_customer(self, tx: Tx, customer_id: str) -> None:
@@ -150,7 +195,7 @@ class SandboxData:
         record["resourceId"] = row["id"]
         return record
 
-    def create_account(self, tx: Tx, body: dict) -> dict:
+    def create_account(self, tx: Tx, body: dict, owner: str | None = None) -> dict:
         if tx.customer_by_number(body["customerNumber"]) is None:
             raise Refused(UNKNOWN_REFERENCE, f"no sandbox customer with customerNumber {body['customerNumber']}", "/customerNumber")
         if tx.account_by_reference(body.get("iban"), body.get("bban")):
@@ -158,17 +203,17 @@ class SandboxData:
         balances = body.get("balances") or []
         balance = balances[0]["balanceAmount"]["amount"] if balances else 0
         account_id = opaque_id("ACC-" + (body.get("bban") or body["iban"]))
-        tx.insert_account(account_id, dict(body), balance, int(body.get("creditLine") or 0))
+        tx.insert_account(account_id, dict(body), balance, int(body.get("creditLine") or 0), owner)
         return self.account_view(tx.account(account_id))
 
-    def create_card_account(self, tx: Tx, body: dict, *, key: str | None = None) -> dict:
+    def create_card_account(self, tx: Tx, body: dict, *, key: str | None = None, owner: str | None = None) -> dict:
         if tx.customer_by_number(body["customerNumber"]) is None:
             raise Refused(UNKNOWN_REFERENCE, f"no sandbox customer with customerNumber {body['customerNumber']}", "/customerNumber")
         card_id = opaque_id("CARD-" + (key or secrets.token_hex(6)))
         if tx.card_account(card_id) is not None:
             card_id = opaque_id("CARD-" + secrets.token_hex(6))
         record = {**body, "resourceId": card_id}
-        tx.insert_card_account(card_id, record)
+        tx.insert_card_account(card_id, record, owner)
         return record
 
     # ---- transactions ----

@@ -59,6 +59,8 @@ CREATE TABLE IF NOT EXISTS request_log (
 TABLES = ("meta", "customers", "accounts", "card_accounts", "account_transactions", "card_transactions",
           "payments", "baskets", "authorisations", "request_log")
 SEQUENCED = ("payments", "baskets", "authorisations")
+TPP_STATE = ("payments", "baskets", "authorisations", "request_log")  # what belongs to a TPP (A28)
+OWNED = ("customers", "accounts", "card_accounts")  # sandbox data, with the TPP that created it (owner; A38)
 SECRET = "secret"  # meta key of the database's secret for opaque ids
 
 
@@ -84,10 +86,18 @@ class Store:
             self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.executescript(SCHEMA)
+        self._add_owners()
         self._lock = threading.RLock()
         self._idle_readers: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()  # not the write lock: opening a reader never waits for a write
+
+    def _add_owners(self) -> None:
+        """The owner column of the sandbox data tables (NULL: the fixed set), added to a database made before it."""
+        for table in OWNED:
+            columns = {row["name"] for row in self._conn.execute(f"PRAGMA table_info({table})")}  # noqa: S608
+            if "owner" not in columns:
+                self._conn.execute(f"ALTER TABLE {table} ADD COLUMN owner TEXT")  # noqa: S608 - fixed names
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
@@ -176,13 +186,54 @@ class Tx:
         self._c.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def next_seq(self, table: str) -> int:
+        """The next number of ``table``'s ids: past every row there is and every row a TPP's reset removed (A38: an id
+        is never issued twice while the database's secret lasts)."""
         if table not in SEQUENCED:
             raise ValueError(table)
-        return self._one(f"SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM {table}")["n"]  # noqa: S608
+        highest = self._one(f"SELECT COALESCE(MAX(seq), 0) AS n FROM {table}")["n"]  # noqa: S608
+        return max(highest, int(self.meta(f"seq-floor-{table}") or 0)) + 1
+
+    # ---- one TPP's reset (A38) ----
+    def others_hold_state(self, tpp: str) -> bool:
+        """Whether any TPP but ``tpp`` has payments, baskets, authorisations, logged requests or sandbox data."""
+        for table in TPP_STATE:
+            if self._one(f"SELECT 1 AS x FROM {table} WHERE tpp != ? LIMIT 1", tpp):  # noqa: S608
+                return True
+        return any(self._one(f"SELECT 1 AS x FROM {table} WHERE owner IS NOT NULL AND owner != ? LIMIT 1", tpp)  # noqa: S608
+                   for table in OWNED)
+
+    def remove_tpp_state(self, tpp: str) -> None:
+        """The TPP's payments, baskets, authorisations and logged requests; the id counters keep their place."""
+        for table in SEQUENCED:
+            floor = self.next_seq(table) - 1
+            self.set_meta(f"seq-floor-{table}", str(floor))
+        for table in TPP_STATE:
+            self._c.execute(f"DELETE FROM {table} WHERE tpp = ?", (tpp,))  # noqa: S608 - fixed table names
+
+    def payment_bodies_not_of(self, tpp: str) -> list[str]:
+        return [r["body"] for r in self._all("SELECT body FROM payments WHERE tpp != ?", tpp)]
+
+    def data_rows(self, table: str) -> list[dict]:
+        """id, customer number and owner (and iban, bban of an account) of each row of a sandbox data table."""
+        if table not in OWNED:
+            raise ValueError(table)
+        columns = {"customers": "id, number AS customer_number, owner",
+                   "accounts": "id, customer_number, iban, bban, owner",
+                   "card_accounts": "id, customer_number, owner"}[table]
+        return self._all(f"SELECT {columns} FROM {table} ORDER BY seq")  # noqa: S608
+
+    def delete_account(self, account_id: str) -> None:
+        self._c.execute("DELETE FROM account_transactions WHERE account_id = ?", (account_id,))
+        self._c.execute("DELETE FROM accounts WHERE id = ?", (account_id,))
+
+    def delete_card_account(self, card_id: str) -> None:
+        self._c.execute("DELETE FROM card_transactions WHERE card_account_id = ?", (card_id,))
+        self._c.execute("DELETE FROM card_accounts WHERE id = ?", (card_id,))
 
     # ---- customers ----
-    def insert_customer(self, customer_id: str, number: str, record: dict) -> None:
-        self._c.execute("INSERT INTO customers (id, number, record) VALUES (?, ?, ?)", (customer_id, number, _dump(record)))
+    def insert_customer(self, customer_id: str, number: str, record: dict, owner: str | None = None) -> None:
+        self._c.execute("INSERT INTO customers (id, number, record, owner) VALUES (?, ?, ?, ?)",
+                        (customer_id, number, _dump(record), owner))
 
     def customers(self) -> list[dict]:
         return [_record(r) for r in self._all("SELECT record FROM customers ORDER BY seq")]
@@ -202,11 +253,12 @@ class Tx:
         self._c.execute("DELETE FROM customers WHERE id = ?", (customer_id,))
 
     # ---- accounts ----
-    def insert_account(self, account_id: str, record: dict, balance: int, credit_line: int) -> None:
+    def insert_account(self, account_id: str, record: dict, balance: int, credit_line: int,
+                       owner: str | None = None) -> None:
         self._c.execute(
-            "INSERT INTO accounts (id, customer_number, bban, iban, currency, balance, credit_line, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO accounts (id, customer_number, bban, iban, currency, balance, credit_line, record, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (account_id, record["customerNumber"], record.get("bban"), record.get("iban"), record["currency"],
-             balance, credit_line, _dump(record)))
+             balance, credit_line, _dump(record), owner))
 
     def account(self, account_id: str) -> dict | None:
         return self._one("SELECT * FROM accounts WHERE id = ?", account_id)
@@ -222,9 +274,9 @@ class Tx:
         self._c.execute("UPDATE accounts SET balance = balance + ? WHERE id = ?", (delta, account_id))
 
     # ---- card accounts ----
-    def insert_card_account(self, card_id: str, record: dict) -> None:
-        self._c.execute("INSERT INTO card_accounts (id, customer_number, record) VALUES (?, ?, ?)",
-                        (card_id, record["customerNumber"], _dump(record)))
+    def insert_card_account(self, card_id: str, record: dict, owner: str | None = None) -> None:
+        self._c.execute("INSERT INTO card_accounts (id, customer_number, record, owner) VALUES (?, ?, ?, ?)",
+                        (card_id, record["customerNumber"], _dump(record), owner))
 
     def card_account(self, card_id: str) -> dict | None:
         return _record(self._one("SELECT record FROM card_accounts WHERE id = ?", card_id))
