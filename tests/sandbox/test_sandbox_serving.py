@@ -3,6 +3,9 @@ request, and bounds on stalled clients (header and body deadlines, a connection 
 the tests take seconds."""
 from __future__ import annotations
 
+import os
+import pty
+import select
 import socket
 import subprocess
 import sys
@@ -128,6 +131,30 @@ def test_access_log_off_with_the_option_and_off_by_default_without_a_terminal(tm
         assert not [line for line in log.read_text().splitlines() if " ms" in line], log.read_text()
 
 
+def test_access_log_on_by_default_on_a_terminal():
+    main, terminal = pty.openpty()  # the server's stderr is a terminal, as when a person runs it
+    port = free_port()
+    process = subprocess.Popen([*SERVE, "--port", str(port), "--db", ":memory:"], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=terminal)
+    os.close(terminal)
+    output = b""
+    try:
+        deadline = time.monotonic() + 30
+        while b" ms" not in output and time.monotonic() < deadline:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/v1/sandbox/customers", timeout=1,
+                          headers={"X-Request-ID": "on-a-terminal"})
+            except httpx.TransportError:
+                time.sleep(0.1)
+                continue
+            while select.select([main], [], [], 0.5)[0]:
+                output += os.read(main, 4096)
+    finally:
+        _stopped(process)
+        os.close(main)
+    assert b"GET /v1/sandbox/customers 401 SIGNATURE_MISSING X-Request-ID=on-a-terminal " in output, output
+
+
 def test_access_log_line_without_a_server():
     scope = {"method": "POST", "raw_path": b"/v1/signing-baskets", "headers": [(b"x-request-id", b"id\x1b[2J")]}
     line = AccessLog.line(scope, 400, b'{"tppMessages":[{"category":"ERROR","code":"FORMAT_ERROR"}]}', 0.0123)
@@ -169,6 +196,42 @@ def test_slow_headers_slow_bodies_and_idle_connections_are_closed(tmp_path):
         _stopped(process)
     assert honest.status_code in (200, 401)
     assert "Traceback" not in log.read_text() and "Exception in ASGI" not in log.read_text()
+
+
+def test_many_stalled_connections_are_all_closed_while_honest_clients_are_served(tmp_path):
+    """The issue's attack in small: slow-header and slow-body connections (each trickling a byte now and then) are
+    all closed within their deadlines, and an honest request meanwhile is answered at once."""
+    log = tmp_path / "serve.log"
+    process, url = _started(["--db", ":memory:", "--header-timeout", "1", "--body-timeout", "1"], log)
+    try:
+        stalled = [_connect(url, b"GET /v1/sandbox/customers HTTP/1.1\r\nHost: sandbox\r\n") for _ in range(60)]
+        stalled += [_connect(url, b"POST /v1/sandbox/initialize HTTP/1.1\r\nHost: sandbox\r\nContent-Length: 999\r\n"
+                                  b"\r\n{") for _ in range(30)]
+        started = time.monotonic()
+        honest = httpx.get(url + "/v1/sandbox/customers", timeout=5)
+        honest_seconds = time.monotonic() - started
+        open_ones = set(range(len(stalled)))
+        while open_ones and time.monotonic() - started < 6:
+            for i in list(open_ones):
+                try:
+                    stalled[i].setblocking(False)
+                    if stalled[i].recv(4096) == b"":
+                        open_ones.discard(i)
+                except BlockingIOError:
+                    try:
+                        stalled[i].sendall(b"X")  # a byte now and then
+                    except OSError:
+                        open_ones.discard(i)
+                except OSError:
+                    open_ones.discard(i)
+            time.sleep(0.1)
+        closed_after = time.monotonic() - started
+    finally:
+        for s in stalled:
+            s.close()
+        _stopped(process)
+    assert not open_ones, f"{len(open_ones)} of {len(stalled)} stalled connections still open"
+    assert closed_after < 4 and honest_seconds < 1 and honest.status_code == 401  # unsigned: refused, but answered
 
 
 def test_connections_beyond_the_limit_are_answered_503_and_served_once_stalled_ones_are_gone(tmp_path):
