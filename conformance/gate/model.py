@@ -14,6 +14,8 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
+from conformance.exchange.expect import Expected  # noqa: F401 - the judge's, re-exported for the checks
+
 Session = Any  # conformance.gate.session.Session, which builds on this module
 
 # In running order: the Schemathesis suites first, since they may reset the sandbox (initializeSandbox) or run its
@@ -129,38 +131,6 @@ class Answer:
 
 # What a check expects of an answer it judges by the spec's declared responses (the response kinds), not a status.
 DECLARED_ANSWER = "an answer the spec declares"
-
-
-@dataclass(frozen=True)
-class Expected:
-    """What a conforming implementation answers: any of ``statuses`` (with one of ``codes`` when given)."""
-
-    statuses: tuple[int, ...]
-    codes: tuple[str, ...] = ()
-    why: str = ""
-    codeless: tuple[int, ...] = ()   # further statuses allowed without a code decided (HTTP's own, e.g. a 405)
-
-    def allows(self, answer: Answer) -> bool:
-        if answer.status in self.codeless:
-            return True
-        if answer.status not in self.statuses:
-            return False
-        return not self.codes or answer.code in self.codes
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"statuses": list(self.statuses), "codes": list(self.codes), "codeless": list(self.codeless)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Expected":
-        return cls(tuple(int(s) for s in data["statuses"]), tuple(str(c) for c in data.get("codes", ())),
-                   codeless=tuple(int(s) for s in data.get("codeless", ())))
-
-    def describe(self) -> str:
-        statuses = "/".join(str(s) for s in self.statuses)
-        text = f"{statuses} {'/'.join(self.codes)}".strip()
-        if self.codeless:
-            text += " or " + "/".join(str(s) for s in self.codeless) + " (no code decided)"
-        return text
 
 
 _IDS = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"

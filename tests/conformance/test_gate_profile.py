@@ -199,7 +199,7 @@ SEPA_PATH, BULK_PATH = "/v1/payments/sepa-credit-transfers", "/v1/bulk-payments/
     ("either", BULK_PATH, MIX_BODY, False),
 ])
 def test_the_error_body_choice_in_the_response_check(choice, path, body, accepted):
-    from conformance.gate.responses import ERROR_BODY_RULE, ResponseKinds
+    from conformance.exchange.responses import ERROR_BODY_RULE, ResponseKinds
     from validator import Validator
     from validator.spec import load_spec
 

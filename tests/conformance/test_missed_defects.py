@@ -17,8 +17,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from conformance.gate.model import SUITES
-from conformance.gate.reasons import points_at, reason_problem, reason_unjudged
-from conformance.gate.responses import ResponseKinds
+from conformance.exchange.reasons import points_at, reason_problem, reason_unjudged
+from conformance.exchange.responses import ResponseKinds
 from conformance.gate.runner import RunOptions, run
 from conformance.gate.session import NOT_REPRODUCIBLE, Identities
 from conformance.gate.target import ReferenceServer

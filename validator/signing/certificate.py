@@ -78,6 +78,25 @@ def parse_certificate_header(value: str) -> x509.Certificate:
     return certificate_facts(value).certificate
 
 
+ORGANIZATION_IDENTIFIER_OID = "2.5.4.97"
+
+
+@lru_cache(maxsize=256)
+def tpp_identity(value: str | None) -> str | None:
+    """Whose request it is (A28): the TPP-Signature-Certificate's organizationIdentifier, else its subject DN; None
+    without a certificate or with one that cannot be read (the verifier reports that)."""
+    if not value:
+        return None
+    try:
+        cert = parse_certificate_header(value)
+    except Exception:  # noqa: BLE001 - an unusable certificate is the verifier's finding, not an identity
+        return None
+    for attribute in cert.subject:
+        if attribute.oid.dotted_string == ORGANIZATION_IDENTIFIER_OID:
+            return str(attribute.value)
+    return cert.subject.rfc4514_string()
+
+
 def load_certificate(data) -> x509.Certificate:
     """An ``x509.Certificate`` from a Certificate object, PEM bytes/text, DER bytes or Base64 DER text."""
     if isinstance(data, x509.Certificate):

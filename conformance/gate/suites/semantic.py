@@ -43,12 +43,13 @@ from conformance.mutations import (MUTATIONS, REQUEST_LEFT_OUT, REQUEST_MUTATION
                                    mutate, mutate_request, payloads, signed_draft, synthetic_identity_number,
                                    valid_optional_headers, _KIND as MUTATION_STATE)
 from conformance.mutations import get_at, set_at, sites
+from conformance.exchange.oracle import CODE_UNDECIDED  # the status judged, the code not
+from conformance.exchange.reasons import reason_problem, reason_unjudged
 from validator.context import Context, PaymentFacts
 from validator.findings import ERROR
 from validator.rules import catalogue
 
 from ..model import DECLARED_ANSWER, Expected, NotExercised, check
-from ..reasons import reason_problem, reason_unjudged
 from ..session import Disagreement, Exchange, Session, answer_of
 from .data import SEPA, sepa_body
 
@@ -67,10 +68,6 @@ LEFT_OUT = {
     "sandbox-card-account": "a card account needs an existing customer (stateful)",
 }
 CONTROL = "valid-control"
-# Rules whose answer has a status but no code decided by the document or a decision (the catalogue's code is its
-# suggestion, a profile may set another): the status is judged, the code not (as the negative suite's unsupported
-# methods).
-CODE_UNDECIDED = frozenset({"method-not-allowed"})
 # A33: the document states no header length, so a target may take an over-long value (the validator's warning) or
 # refuse it as HTTP lets a server bound a field (RFC 9110 section 5.4; 413, 431 of RFC 6585), never with a 5xx.
 # RFC 9110 section 9.3.1: content in a GET "has no generally defined semantics" and "might lead some implementations

@@ -21,7 +21,7 @@ from conformance.client import SignedClient
 from validator.context import Context, PaymentFacts
 
 from ..model import Expected, NotExercised, check
-from ..reasons import reason_problem
+from conformance.exchange.reasons import reason_problem
 from ..session import Exchange, Session
 from .data import (BULK, LACK_OF_FUNDS_AMOUNT, PERIODIC, REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE, bulk_body,
                    sandbox_resources, sepa_body)

@@ -9,6 +9,7 @@ the spec names as its SCA page (``x-sca-page.url``) is a page for the PSU's brow
 """
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 from validator import Validator
-from validator.context import DEFAULT_PROFILE, Profile
+from validator.context import DEFAULT_PROFILE, Context, Profile
 from validator.findings import ERROR
 from validator.request import resolve_operation
 from validator.spec import Spec
@@ -42,6 +43,7 @@ class ResponseProblem:
     rule: str          # "status-undeclared", "content-type", or the validator rule the body breaks
     ref: str
     message: str
+    pointer: str = ""  # where in the answer: "/status", "/headers/content-type", "/body/..."
 
 
 class ResponseKinds:
@@ -61,30 +63,48 @@ class ResponseKinds:
         chosen = ERROR_BODIES.get(self.profile.error_body)
         return [n for n in declared if n in (TPP_MESSAGES, BULK_ERROR)] if chosen is None else list(chosen)
 
-    def problems(self, method: str, path: str, status: int, content_type: str, body: bytes) -> list[ResponseProblem]:
+    def problems(self, method: str, path: str, status: int, content_type: str, body: bytes, *,
+                 body_known: bool = True, context: Context | None = None) -> list[ResponseProblem]:
+        """What is wrong with an answer of ``method path``; ``body_known`` False (a body cut short by a cap): the
+        status and content type only. ``context``: the payments the answer's rules need (a basket's, A2)."""
         resolution = resolve_operation(self.spec, method, path)
         op = resolution.operation
         if op is None:
             return []  # no operation: what the answer must be is the request check's business (404, 405)
-        media = self.spec.deref(op.responses.get(str(status)) or {}).get("content", {}).get(JSON) or {}
-        return self._answer_problems(op, status, content_type, body) + self.link_problems(
-            path, resolution.path_values, body, media.get("schema"))
+        return self.operation_problems(op, resolution.path_values, path, status, content_type, body,
+                                       body_known=body_known, context=context)
 
-    def _answer_problems(self, op, status: int, content_type: str, body: bytes) -> list[ResponseProblem]:
+    def operation_problems(self, op, path_values: dict[str, str], path: str, status: int, content_type: str,
+                           body: bytes, *, body_known: bool = True,
+                           context: Context | None = None) -> list[ResponseProblem]:
+        """:meth:`problems` of an answer of the resolved operation ``op``."""
+        problems = self._answer_problems(op, status, content_type, body, body_known, context)
+        if not body_known:
+            return problems
+        media = self.spec.deref(op.responses.get(str(status)) or {}).get("content", {}).get(JSON) or {}
+        return problems + self.link_problems(path, path_values, body, media.get("schema"))
+
+    def _answer_problems(self, op, status: int, content_type: str, body: bytes,
+                         body_known: bool = True, context: Context | None = None) -> list[ResponseProblem]:
         declared = op.responses.get(str(status))
         if declared is None:
             known = ", ".join(sorted(op.responses))
             return [ResponseProblem("status-undeclared", "Endpoints",
-                                    f"status {status} is not declared for {op.operation_id} (declared: {known})")]
+                                    f"status {status} is not declared for {op.operation_id} (declared: {known})",
+                                    "/status")]
         media = declared.get("content", {}).get(JSON)
         if media is None:
             if body:
                 return [ResponseProblem("body-undeclared", "Endpoints",
-                                        f"{op.operation_id} {status} has a body where the spec declares none")]
+                                        f"{op.operation_id} {status} has a body where the spec declares none",
+                                        "/body")]
             return []
         if not content_type.startswith(JSON):
             return [ResponseProblem("content-type", "Endpoints",
-                                    f"{op.operation_id} {status}: Content-Type {content_type!r}, not {JSON}")]
+                                    f"{op.operation_id} {status}: Content-Type {content_type!r}, not {JSON}",
+                                    "/headers/content-type")]
+        if not body_known:
+            return []
         schema = media.get("schema", {})
         refs = [schema.get("$ref")] + [s.get("$ref") for s in schema.get("anyOf", ())]
         names = [r.rsplit("/", 1)[1] for r in refs if r]
@@ -94,7 +114,11 @@ class ResponseKinds:
         names = [n for n in names if n in self.kinds]
         if not names:
             return []
-        reports = [self.validator.validate_bytes(body, self.kinds[n]) for n in names]
+        validator = self.validator
+        if context is not None:
+            validator = copy.copy(validator)
+            validator.context = context
+        reports = [validator.validate_bytes(body, self.kinds[n]) for n in names]
         for name, report in zip(names, reports):
             borrowed = name not in declared_errors and name in (TPP_MESSAGES, BULK_ERROR)
             if not [f for f in report.errors if not (borrowed and f.rule in BULK_TABLE_RULES)]:
@@ -106,9 +130,9 @@ class ResponseKinds:
             why = next((f"{f.pointer or '/'} {f.message}" for f in closest.errors), "")
             wanted = " or ".join(ERROR_BODY_WORDS[n] for n in self.error_bodies(errors))
             return [ResponseProblem(ERROR_BODY_RULE, "A6", f"{op.operation_id} {status}: the body is not {wanted}"
-                                    f"{' (' + why + ')' if why else ''}")]
+                                    f"{' (' + why + ')' if why else ''}", "/body")]
         return [ResponseProblem(f.rule, f.ref or "", f"{op.operation_id} {status} as {best.kind}: {f.pointer or '/'} "
-                                f"{f.message}") for f in best.findings if f.severity == ERROR][:3]
+                                f"{f.message}", "/body" + f.pointer) for f in best.findings if f.severity == ERROR][:3]
 
     # ---- links ----
     def link_problems(self, path: str, path_values: dict[str, str], body: bytes,
@@ -168,13 +192,14 @@ class ResponseKinds:
         resolved = next((r for r in (resolve_operation(self.spec, m, target) for m in methods) if r.operation), None)
         if resolved is None:
             return ResponseProblem("link-unresolved", LINK_REF, f"{where} {href!r}: no operation of the spec has the "
-                                   f"path {target!r}")
+                                   f"path {target!r}", f"/body{where}/href")
         for name, mine in own.items():
             linked = resolved.path_values.get(name)
             if linked is not None and unquote(linked) not in mine:
                 operation = resolved.operation.operation_id
                 return ResponseProblem("link-foreign-id", LINK_REF, f"{where} {href!r} ({operation}) names {name} "
-                                       f"{unquote(linked)!r}, not this answer's {sorted(mine)[0]!r}")
+                                       f"{unquote(linked)!r}, not this answer's {sorted(mine)[0]!r}",
+                                       f"/body{where}/href")
         return None
 
 

@@ -1,0 +1,290 @@
+"""One HTTP exchange judged: the request exactly as sent and the answer exactly as received.
+
+- **client** findings: what the request breaks -- the validator's whole-request check (headers, Digest, signature,
+  certificate, body and query rules) at the time the request was sent, with the profile;
+- **server** findings: what the answer breaks -- a status the operation does not declare, the content type, the
+  response kind's schema and rules, links that lead to no operation or to another resource
+  (:mod:`.responses`); an answer that disagrees with what the request demanded (:mod:`.oracle`'s prediction, A7,
+  A8): a request the validator refuses answered 2xx or with another status or code, a valid request answered 5xx
+  or refused with what no state of the bank explains; and what the session's earlier exchanges show
+  (:mod:`.lifecycle`).
+
+What the judge cannot know is not a finding: a valid request may be refused for the bank's state -- an id the judge
+never saw created (404 RESOURCE_UNKNOWN, A7, A28; 400 as a basket's paymentId), a conflict (409 CONFLICT: A5, A23,
+A27, A29, A30), a payment rejected for lack of funds when its authorisation starts (400 PAYMENT_FAILED, A23), a
+basket naming payments whose kind the judge does not know (400 REFERENCE_MIX_INVALID), a rate limit (429). Those
+refusals are checked for their status and code only (A7: an unknown resource in a path is 404, not 403).
+
+Exchanges that are not operations of the spec -- another origin, a path outside the base path, the SCA page (A24),
+static files -- are skipped, with the reason, and never judged.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from validator.context import DEFAULT_PROFILE, Profile
+from validator.findings import ERROR, Finding
+from validator.request import resolve_operation
+from validator.spec import Operation, Spec
+
+from .expect import Expected
+from .lifecycle import DEFAULT_CAPACITY, Lifecycle, names_payments
+from .oracle import CODE_UNDECIDED, Oracle, declared
+from .reasons import reason_problem
+from .record import RecordedAnswer, RecordedRequest, answer_code, split_target
+from .responses import ResponseKinds
+
+CLIENT, SERVER = "client", "server"
+DECLARED_ANSWER = "an answer the spec declares"
+# A8's codes (the signature and certificate refusals) and the decisions a prediction disagreement is judged by.
+SIGNATURE_CODES = frozenset({"SIGNATURE_MISSING", "SIGNATURE_INVALID", "CERTIFICATE_INVALID", "CERTIFICATE_EXPIRED"})
+RATE_LIMITED = 429   # RFC 6585: a gateway's or bank's limit, state no request shows
+# Path parameters naming the request's resource (not the payment service or product): an unknown one is 404 (A7).
+NOT_RESOURCES = frozenset({"payment-service", "payment-product"})
+# The rule ids of the judge's own server findings (a prediction disagreement carries the rule the request breaks).
+VALID_REFUSED = "valid-request-refused"
+SERVER_ERROR = "server-error"
+PRODUCT_NOT_OFFERED = "product-not-offered"
+OPERATION_ABSENT = "operation-absent"
+ABSENT_STATUSES = (404, 405, 501)
+
+
+@dataclass(frozen=True)
+class ExchangeFinding:
+    party: str          # "client" (the request's defect, the TPP's) or "server" (the answer's, the bank's)
+    rule: str
+    severity: str
+    ref: str
+    pointer: str
+    message: str
+    expected: str | None = None      # server findings: the answer a conforming bank gives
+    actual: str | None = None        # server findings: the answer given
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {"party": self.party, "rule": self.rule, "severity": self.severity, "ref": self.ref,
+               "pointer": self.pointer, "message": self.message}
+        if self.party == SERVER:
+            out.update(expected=self.expected, actual=self.actual)
+        return out
+
+
+@dataclass(frozen=True)
+class Judgement:
+    operation: str | None            # operationId, None when skipped
+    skipped: str | None              # why it is not an operation of the spec (SCA page, other host, static file)
+    findings: tuple[ExchangeFinding, ...]
+    predicted: tuple[int, str | None] | None = None   # what a conforming bank answers this request (status, code)
+
+    @property
+    def client(self) -> tuple[ExchangeFinding, ...]:
+        return tuple(f for f in self.findings if f.party == CLIENT)
+
+    @property
+    def server(self) -> tuple[ExchangeFinding, ...]:
+        return tuple(f for f in self.findings if f.party == SERVER)
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """The request as the validator reads it: the target without the base path."""
+    method: str
+    target: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+
+def describe(status: int | None, code: str | None) -> str:
+    if status is None:
+        return "no answer"
+    return f"{status} {code}" if code else str(status)
+
+
+class ExchangeJudge:
+    """Judges exchanges of one session (one TPP's traffic to one bank, or several TPPs' through one proxy): state
+    learned from earlier exchanges -- created ids and their owners, statuses seen, basket members, X-Request-IDs,
+    SCA pages -- feeds later judgements, bounded (``capacity`` resources, least recently seen dropped first).
+    Not thread-safe: one judge judges one exchange at a time (a proxy serialises its judgements)."""
+
+    def __init__(self, spec: Spec | None = None, profile: Profile = DEFAULT_PROFILE, *, base_path: str = "",
+                 origins: tuple[str, ...] = (), capacity: int = DEFAULT_CAPACITY) -> None:
+        if spec is None:
+            from validator.spec import load_spec
+
+            spec = load_spec()
+        self.spec = spec
+        self.profile = profile
+        self.base_path = base_path.rstrip("/")
+        self.origins = tuple(o.rstrip("/").lower() for o in origins)
+        self.oracle = Oracle(spec, profile)
+        self.responses = ResponseKinds(spec, self.oracle.validator, profile, base_path=self.base_path)
+        self.lifecycle = Lifecycle(spec, profile, capacity=capacity)
+        self.prefixes = tuple(sorted({"/" + p.split("/")[1] + "/" for p in spec.document.get("paths", {})
+                                      if p.count("/") > 1}))
+
+    # ---- what is an operation of the spec ----
+    def skipped(self, request: RecordedRequest) -> tuple[str | None, str]:
+        """(why the exchange is not judged or None, the target as the validator reads it)."""
+        origin, target = split_target(request.target, request.origin)
+        if self.origins and origin is not None and origin not in self.origins:
+            return f"another origin ({origin}): not the bank's", target
+        path = target.split("?", 1)[0]
+        if self.base_path:
+            if path != self.base_path and not path.startswith(self.base_path + "/"):
+                return f"outside the base path {self.base_path}", target
+            target = target[len(self.base_path):] or "/"
+            path = path[len(self.base_path):] or "/"
+        if self.lifecycle.is_sca_page(origin, path):
+            return "the SCA page (A24): a page for the PSU's browser, not an operation of the spec", target
+        if not path.startswith(self.prefixes):
+            return (f"not an operation of the spec (a page or static file: the spec's paths start with "
+                    f"{', '.join(self.prefixes)})"), target
+        return None, target
+
+    # ---- judging ----
+    def judge(self, request: RecordedRequest, answer: RecordedAnswer | None) -> Judgement:
+        """The judgement of one exchange; ``answer`` None: the request alone (what a conforming bank answers it)."""
+        why, target = self.skipped(request)
+        if why is not None:
+            if answer is not None:
+                self.lifecycle.learn_skipped(request, answer)
+            return Judgement(None, why, ())
+        sent = _Sent(request.method, target, tuple(request.headers), request.body)
+        path = target.split("?", 1)[0]
+        resolution = resolve_operation(self.spec, request.method, path, paths=self.profile.paths,
+                                       absent=self.profile.absent_operations)
+        op = resolution.operation
+        context = self.lifecycle.request_context(op, request) if op is not None else None
+        findings = self.oracle.findings(sent, at=request.at, context=context)
+        found = [ExchangeFinding(CLIENT, f.rule, f.severity, f.ref or "", f.pointer, f.message) for f in findings]
+        success = declared(self.spec, op.operation_id)[0] if op is not None else ()
+        expected, errors = self.oracle.predict(sent, success=success, findings=findings)
+        if errors and all(e.rule in CODE_UNDECIDED for e in errors):
+            expected = Expected(expected.statuses, (), f"{expected.why} (no code decided)", expected.codeless)
+        predicted = (expected.statuses[0], expected.codes[0] if expected.codes else None) if expected.statuses \
+            else None
+        if answer is None:
+            return Judgement(op.operation_id if op else None, None, tuple(found), predicted)
+        code = answer_code(answer.body) if not answer.truncated else None
+        actual = describe(answer.status, code)
+        if errors:
+            found += self._refused_request(sent, answer, code, actual, expected, errors)
+        elif op is not None:
+            found += self._valid_request(op, resolution.path_values, answer, code, actual, success)
+        if op is not None:
+            found += self._answer(op, resolution.path_values, path, answer, actual)
+            if not errors:
+                found += self.lifecycle.judge(op, resolution.path_values, request, answer, actual,
+                                              self._server_finding(actual))
+        return Judgement(op.operation_id if op else None, None, tuple(found), predicted)
+
+    def _refused_request(self, sent: _Sent, answer: RecordedAnswer, code: str | None, actual: str,
+                         expected: Expected, errors: list[Finding]) -> list[ExchangeFinding]:
+        """A request the validator refuses: the answer must be the predicted refusal (A7, A8), and where it names the
+        place it refuses (a tppMessage path, A6), a place the request is wrong."""
+        first = errors[0]
+        ref = "A8" if set(expected.codes) & SIGNATURE_CODES else "A7"
+        if answer.status in expected.statuses and answer.status >= 400 and expected.codes and code is None:
+            return []  # no code can be read (an undocumented error body, A6): the body's own finding says so
+        if not expected.allows(_Seen(answer.status, code)):
+            what = "accepted" if 200 <= answer.status < 300 else f"answered {actual}"
+            return [ExchangeFinding(SERVER, first.rule, ERROR, ref, first.pointer,
+                                    f"a request the validator refuses was {what}: {expected.why}",
+                                    expected.describe(), actual)]
+        if answer.truncated or answer.status in expected.codeless:
+            return []
+        other = reason_problem(answer.body, errors)
+        if other:
+            return [ExchangeFinding(SERVER, first.rule, ERROR, "A6", first.pointer, other,
+                                    f"{expected.describe()} naming where the request is wrong", actual)]
+        return []
+
+    def _valid_request(self, op: Operation, path_values: dict[str, str], answer: RecordedAnswer,
+                       code: str | None, actual: str, success: tuple[int, ...]) -> list[ExchangeFinding]:
+        """A request the validator finds no error in: a declared success, or a refusal some state of the bank
+        explains (:meth:`state_refusal`)."""
+        status = answer.status
+        wanted = "/".join(map(str, success))
+        if status in success or status == RATE_LIMITED or 300 <= status < 400 and status not in success:
+            return []  # a redirect is not a refusal; an undeclared one is the answer check's status finding
+        if status >= 500:
+            return [ExchangeFinding(SERVER, SERVER_ERROR, ERROR, "A7", "/status",
+                                    f"a valid request of {op.operation_id} answered {actual}", wanted, actual)]
+        if code == "PRODUCT_INVALID" and status == 403:
+            product = self.product(op, path_values) or "its product"
+            return [ExchangeFinding(SERVER, PRODUCT_NOT_OFFERED, ERROR, "A31", "/status",
+                                    f"the bank refuses {product} as not offered: if so, list it under "
+                                    "products-not-offered in its profile", wanted, actual)]
+        if status in ABSENT_STATUSES and not op.path_parameters and op.raw.get("x-header-table-column") == "none":
+            return [ExchangeFinding(SERVER, OPERATION_ABSENT, ERROR, (op.assumptions or ("Endpoints",))[0], "/status",
+                                    f"the bank has no {op.operation_id} ({actual}): if so, list it under "
+                                    "absent-operations in its profile", f"{op.method} {op.path} as decided", actual)]
+        allowed = self.state_refusals(op)
+        if (status, code) in allowed or code is None and status == 401 and self._sca_needed(answer):
+            return []
+        statuses_for_code = [s for s, c in allowed if c == code]
+        if statuses_for_code:
+            return [ExchangeFinding(SERVER, VALID_REFUSED, ERROR, "A7", "/status",
+                                    f"{op.operation_id} refused with {code}, which is answered "
+                                    f"{'/'.join(map(str, statuses_for_code))} (A7)",
+                                    f"{'/'.join(map(str, statuses_for_code))} {code}", actual)]
+        refusals = ", ".join(describe(s, c) for s, c in allowed) or "none"
+        return [ExchangeFinding(SERVER, VALID_REFUSED, ERROR, "A7", "/status",
+                                f"a valid request of {op.operation_id} refused with {actual}: the validator finds no "
+                                f"error, and no state of the bank explains it (state refusals: {refusals})",
+                                f"{wanted} or a state refusal", actual)]
+
+    def state_refusals(self, op: Operation) -> frozenset[tuple[int, str]]:
+        """The (status, code) refusals of a valid request that state the request does not show explains, from the
+        decisions: an unknown resource in the path 404 RESOURCE_UNKNOWN (A7, A28), a basket's unknown payment 400
+        RESOURCE_UNKNOWN (A28) or a bulk or periodic one 400 REFERENCE_MIX_INVALID (A7: the judge may not have seen
+        it created), 409 CONFLICT where the operation declares it (A5, A23, A27, A29, A30), a payment rejected for
+        lack of funds when its authorisation starts 400 PAYMENT_FAILED (A23)."""
+        cache = self.__dict__.setdefault("_state_refusals", {})
+        found = cache.get(op.operation_id)
+        if found is None:
+            declared_statuses = {int(s) for s in op.responses if s.isdigit()}
+            out = set()
+            if any(p.name not in NOT_RESOURCES for p in op.path_parameters) and 404 in declared_statuses:
+                out.add((404, "RESOURCE_UNKNOWN"))
+            if names_payments(self.spec, op) and 400 in declared_statuses:
+                out.update({(400, "RESOURCE_UNKNOWN"), (400, "REFERENCE_MIX_INVALID")})
+            if 409 in declared_statuses:
+                out.add((409, "CONFLICT"))
+            if op.method == "POST" and op.path.endswith("/authorisations") and 400 in declared_statuses:
+                out.add((400, "PAYMENT_FAILED"))
+            found = cache[op.operation_id] = frozenset(out)
+        return found
+
+    def _sca_needed(self, answer: RecordedAnswer) -> bool:
+        """A 401 whose body is the ScaRedirectResponse: SCA is needed (the Unauthorized response)."""
+        kind = self.responses.kinds.get("ScaRedirectResponse")
+        return kind is not None and not self.oracle.validator.validate_bytes(answer.body, kind).errors
+
+    @staticmethod
+    def _server_finding(actual: str):
+        def finding(rule: str, ref: str, pointer: str, message: str, expected: str) -> ExchangeFinding:
+            return ExchangeFinding(SERVER, rule, ERROR, ref, pointer, message, expected, actual)
+        return finding
+
+    def _answer(self, op: Operation, path_values: dict[str, str], path: str, answer: RecordedAnswer,
+                actual: str) -> list[ExchangeFinding]:
+        problems = self.responses.operation_problems(op, path_values, path, answer.status, answer.content_type,
+                                                     answer.body, body_known=not answer.truncated)
+        return [ExchangeFinding(SERVER, p.rule, ERROR, p.ref, p.pointer, p.message, DECLARED_ANSWER, actual)
+                for p in problems]
+
+    def product(self, op: Operation, path_values: dict[str, str]) -> str | None:
+        if "payment-service" in path_values and "payment-product" in path_values:
+            return f"{path_values['payment-service']}/{path_values['payment-product']}"
+        parts = op.path.split("/")
+        if op.method == "POST" and len(parts) == 4 and "{" not in op.path and op.path.endswith("-credit-transfers"):
+            return f"{parts[2]}/{parts[3]}"
+        return None
+
+
+@dataclass(frozen=True)
+class _Seen:
+    status: int | None
+    code: str | None
+

@@ -1,0 +1,84 @@
+"""An HTTP exchange as it was recorded: the request exactly as sent (request line target, headers in order with
+duplicates, body bytes, the time it was sent) and the answer exactly as received.
+
+Whoever saw the exchange builds these -- the gate from what its signed clients sent, the proxy from the bytes it
+forwarded, ``obvalidate traffic`` from a HAR entry -- and the judge (:mod:`.judge`) reads nothing else.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    target: str                      # as sent on the request line: path and query (an absolute URL is accepted too)
+    headers: tuple[tuple[str, str], ...]   # in order, duplicates kept, names as sent
+    body: bytes
+    at: _dt.datetime                 # when it was sent (timezone-aware): signatures and execution dates judged by it
+    origin: str | None = None        # scheme://host[:port] the request went to, when known
+
+    def header(self, name: str) -> str | None:
+        """The first value of a header (names compare case-insensitively), or None."""
+        return header_value(self.headers, name)
+
+    @property
+    def origin_and_target(self) -> tuple[str | None, str]:
+        """(origin, path and query): an absolute-form target gives its own origin (RFC 9112 section 3.2.2)."""
+        return split_target(self.target, self.origin)
+
+
+@dataclass(frozen=True)
+class RecordedAnswer:
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    truncated: bool = False          # the body was cut (a cap): body rules are not judged on it
+
+    def header(self, name: str) -> str | None:
+        return header_value(self.headers, name)
+
+    @property
+    def content_type(self) -> str:
+        return self.header("content-type") or ""
+
+    @property
+    def code(self) -> str | None:
+        return answer_code(self.body)
+
+
+def header_value(headers: Any, name: str) -> str | None:
+    wanted = name.lower()
+    return next((value for key, value in headers if key.lower() == wanted), None)
+
+
+def split_target(target: str, origin: str | None = None) -> tuple[str | None, str]:
+    """(origin, origin-form target) of a request-line target: ``https://bank.example/v1/x?y`` gives
+    ``("https://bank.example", "/v1/x?y")``; an origin-form target keeps the origin given."""
+    if target.startswith(("http://", "https://")) or "://" in target.split("/", 1)[0]:
+        parts = urlsplit(target)
+        path = parts.path or "/"
+        return f"{parts.scheme}://{parts.netloc}".lower(), path + (f"?{parts.query}" if parts.query else "")
+    return (origin.rstrip("/").lower() if origin else None), target
+
+
+def answer_code(body: bytes) -> str | None:
+    """The error code an answer names: ``tppMessages[0].code`` (A6), or the bulk error body's ``code``."""
+    if not body or body.lstrip()[:1] != b"{":
+        return None
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    messages = value.get("tppMessages")
+    if isinstance(messages, list) and messages and isinstance(messages[0], dict):
+        code = messages[0].get("code")
+    else:
+        code = value.get("code")
+    return code if isinstance(code, str) else None
