@@ -29,11 +29,11 @@ from validator.request import resolve_operation
 from validator.spec import Operation, Spec
 
 from .expect import Expected
-from .lifecycle import DEFAULT_CAPACITY, Lifecycle, names_payments
+from .lifecycle import DEFAULT_CAPACITY, Lifecycle, names_existing, names_payments
 from .oracle import CODE_UNDECIDED, Oracle, declared
 from .reasons import reason_problem
 from .record import RecordedAnswer, RecordedRequest, answer_code, split_target
-from .responses import ResponseKinds
+from .responses import ResponseKinds, decode_object
 
 CLIENT, SERVER = "client", "server"
 DECLARED_ANSWER = "an answer the spec declares"
@@ -165,16 +165,18 @@ class ExchangeJudge:
             else None
         if answer is None:
             return Judgement(op.operation_id if op else None, None, tuple(found), predicted)
-        code = answer_code(answer.body) if not answer.truncated else None
+        # codes are in refusals only (A6); the body is decoded once for the links and the lifecycle
+        code = answer_code(answer.body) if answer.status >= 400 and not answer.truncated else None
+        decoded = None if answer.truncated else decode_object(answer.body)
         actual = describe(answer.status, code)
         if errors:
             found += self._refused_request(sent, answer, code, actual, expected, errors)
         elif op is not None:
             found += self._valid_request(op, resolution.path_values, answer, code, actual, success)
         if op is not None:
-            found += self._answer(op, resolution.path_values, path, answer, actual)
+            found += self._answer(op, resolution.path_values, path, answer, actual, decoded)
             if not errors:
-                found += self.lifecycle.judge(op, resolution.path_values, request, answer, actual,
+                found += self.lifecycle.judge(op, resolution.path_values, request, answer, decoded or {}, actual,
                                               self._server_finding(actual))
         return Judgement(op.operation_id if op else None, None, tuple(found), predicted)
 
@@ -210,36 +212,59 @@ class ExchangeJudge:
         if status >= 500:
             return [ExchangeFinding(SERVER, SERVER_ERROR, ERROR, "A7", "/status",
                                     f"a valid request of {op.operation_id} answered {actual}", wanted, actual)]
-        if code == "PRODUCT_INVALID" and status == 403:
-            product = self.product(op, path_values) or "its product"
-            return [ExchangeFinding(SERVER, PRODUCT_NOT_OFFERED, ERROR, "A31", "/status",
-                                    f"the bank refuses {product} as not offered: if so, list it under "
-                                    "products-not-offered in its profile", wanted, actual)]
-        if status in ABSENT_STATUSES and not op.path_parameters and op.raw.get("x-header-table-column") == "none":
-            return [ExchangeFinding(SERVER, OPERATION_ABSENT, ERROR, (op.assumptions or ("Endpoints",))[0], "/status",
-                                    f"the bank has no {op.operation_id} ({actual}): if so, list it under "
-                                    "absent-operations in its profile", f"{op.method} {op.path} as decided", actual)]
-        allowed = self.state_refusals(op)
-        if (status, code) in allowed or code is None and status == 401 and self._sca_needed(answer):
+        decision = self.profile_decision(op, path_values, op.method, status, code)
+        if decision is not None:
+            rule, ref, note = decision
+            wanted = f"{op.method} {op.path} as decided" if rule == OPERATION_ABSENT else wanted
+            return [ExchangeFinding(SERVER, rule, ERROR, ref, "/status", f"the bank {note} ({actual})", wanted,
+                                    actual)]
+        if self.refusal_explained(op, status, code, answer.body):
             return []
+        allowed = self.state_refusals(op)
         statuses_for_code = [s for s, c in allowed if c == code]
         if statuses_for_code:
             return [ExchangeFinding(SERVER, VALID_REFUSED, ERROR, "A7", "/status",
                                     f"{op.operation_id} refused with {code}, which is answered "
                                     f"{'/'.join(map(str, statuses_for_code))} (A7)",
                                     f"{'/'.join(map(str, statuses_for_code))} {code}", actual)]
-        refusals = ", ".join(describe(s, c) for s, c in allowed) or "none"
+        refusals = self.describe_state_refusals(op)
         return [ExchangeFinding(SERVER, VALID_REFUSED, ERROR, "A7", "/status",
                                 f"a valid request of {op.operation_id} refused with {actual}: the validator finds no "
                                 f"error, and no state of the bank explains it (state refusals: {refusals})",
                                 f"{wanted} or a state refusal", actual)]
 
+    def profile_decision(self, op: Operation, path_values: dict[str, str], method: str, status: int | None,
+                         code: str | None) -> tuple[str, str, str] | None:
+        """An answer showing a decision the profile can state, whatever was asked: a product refused as not offered
+        (PRODUCT_INVALID, A31), an operation without path parameters answered as not there (A15, A25). (rule, its
+        decision, what the bank does and the profile key that states it), or None."""
+        if code == "PRODUCT_INVALID":
+            product = self.product(op, path_values) or "its product"
+            return (PRODUCT_NOT_OFFERED, "A31", f"refuses {product} as not offered: if so, list it under "
+                                                "products-not-offered")
+        if (method == op.method and status in ABSENT_STATUSES and not op.path_parameters
+                and op.raw.get("x-header-table-column") == "none" and op.operation_id not in self.profile.absent_operations):
+            return (OPERATION_ABSENT, (op.assumptions or ("Endpoints",))[0],
+                    f"has no {op.operation_id}: if so, list it under absent-operations")
+        return None
+
+    def refusal_explained(self, op: Operation, status: int, code: str | None, body: bytes) -> bool:
+        """Whether the bank's state, which the request does not show, explains refusing a valid request so
+        (:meth:`state_refusals`, or SCA needed: a 401 whose body is the ScaRedirectResponse)."""
+        if (status, code) in self.state_refusals(op):
+            return True
+        return code is None and status == 401 and "401" in op.responses and self._sca_needed(body)
+
+    def describe_state_refusals(self, op: Operation) -> str:
+        return ", ".join(describe(s, c) for s, c in sorted(self.state_refusals(op))) or "none"
+
     def state_refusals(self, op: Operation) -> frozenset[tuple[int, str]]:
         """The (status, code) refusals of a valid request that state the request does not show explains, from the
-        decisions: an unknown resource in the path 404 RESOURCE_UNKNOWN (A7, A28), a basket's unknown payment 400
-        RESOURCE_UNKNOWN (A28) or a bulk or periodic one 400 REFERENCE_MIX_INVALID (A7: the judge may not have seen
-        it created), 409 CONFLICT where the operation declares it (A5, A23, A27, A29, A30), a payment rejected for
-        lack of funds when its authorisation starts 400 PAYMENT_FAILED (A23)."""
+        decisions: an unknown resource in the path 404 RESOURCE_UNKNOWN (A7, A28), one the body names (the spec's
+        x-names-existing: a basket's payment, a sandbox account's customer) 400 RESOURCE_UNKNOWN (A28, A15), a
+        basket's bulk or periodic payment 400 REFERENCE_MIX_INVALID (A7: the judge may not have seen it created),
+        409 CONFLICT where the operation declares it (A5, A23, A27, A29, A30), a payment rejected for lack of funds
+        when its authorisation starts 400 PAYMENT_FAILED (A23)."""
         cache = self.__dict__.setdefault("_state_refusals", {})
         found = cache.get(op.operation_id)
         if found is None:
@@ -247,8 +272,10 @@ class ExchangeJudge:
             out = set()
             if any(p.name not in NOT_RESOURCES for p in op.path_parameters) and 404 in declared_statuses:
                 out.add((404, "RESOURCE_UNKNOWN"))
+            if names_existing(self.spec, op) and 400 in declared_statuses:
+                out.add((400, "RESOURCE_UNKNOWN"))
             if names_payments(self.spec, op) and 400 in declared_statuses:
-                out.update({(400, "RESOURCE_UNKNOWN"), (400, "REFERENCE_MIX_INVALID")})
+                out.add((400, "REFERENCE_MIX_INVALID"))
             if 409 in declared_statuses:
                 out.add((409, "CONFLICT"))
             if op.method == "POST" and op.path.endswith("/authorisations") and 400 in declared_statuses:
@@ -256,10 +283,10 @@ class ExchangeJudge:
             found = cache[op.operation_id] = frozenset(out)
         return found
 
-    def _sca_needed(self, answer: RecordedAnswer) -> bool:
+    def _sca_needed(self, body: bytes) -> bool:
         """A 401 whose body is the ScaRedirectResponse: SCA is needed (the Unauthorized response)."""
         kind = self.responses.kinds.get("ScaRedirectResponse")
-        return kind is not None and not self.oracle.validator.validate_bytes(answer.body, kind).errors
+        return kind is not None and not self.oracle.validator.validate_bytes(body, kind).errors
 
     @staticmethod
     def _server_finding(actual: str):
@@ -268,9 +295,9 @@ class ExchangeJudge:
         return finding
 
     def _answer(self, op: Operation, path_values: dict[str, str], path: str, answer: RecordedAnswer,
-                actual: str) -> list[ExchangeFinding]:
+                actual: str, decoded: dict | None) -> list[ExchangeFinding]:
         problems = self.responses.operation_problems(op, path_values, path, answer.status, answer.content_type,
-                                                     answer.body, body_known=not answer.truncated)
+                                                     answer.body, body_known=not answer.truncated, decoded=decoded)
         return [ExchangeFinding(SERVER, p.rule, ERROR, p.ref, p.pointer, p.message, DECLARED_ANSWER, actual)
                 for p in problems]
 

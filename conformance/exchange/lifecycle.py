@@ -124,11 +124,10 @@ class Lifecycle:
 
     # ---- judging ----
     def judge(self, op: Operation, path_values: dict[str, str], request: RecordedRequest, answer: RecordedAnswer,
-              actual: str, finding: Callable[..., Any]) -> list[Any]:
-        """The lifecycle findings of a valid request's exchange (``finding(rule, ref, pointer, message, expected)``
-        builds one), then what it teaches."""
+              body: dict, actual: str, finding: Callable[..., Any]) -> list[Any]:
+        """The lifecycle findings of a valid request's exchange (``body``: the answer's JSON object, empty when it
+        has none or was cut; ``finding(rule, ref, pointer, message, expected)`` builds one), then what it teaches."""
         tpp = tpp_identity(request.header("tpp-signature-certificate"))
-        body = {} if answer.truncated else _json(answer.body)
         ok = 200 <= answer.status < 300
         found: list[Any] = []
         found += self._replay(op, request, answer, body, tpp, actual, finding)
@@ -323,15 +322,23 @@ def _issued(body: dict) -> tuple[tuple[str, str], ...]:
     return tuple((name, body[name]) for name in ID_NAMES if isinstance(body.get(name), str))
 
 
-def names_payments(spec: Spec, op: Operation) -> bool:
-    """Whether the operation's body names payments by id (a signing basket's paymentIds)."""
-    cache = spec._cache.setdefault("exchange-names-payments", {})
+def names_existing(spec: Spec, op: Operation) -> frozenset[str]:
+    """The members of the operation's request body that name resources that must already exist (the spec's
+    ``x-names-existing``: a basket's paymentIds, a sandbox account's customerNumber)."""
+    cache = spec._cache.setdefault("exchange-names-existing", {})
     found = cache.get(op.operation_id)
     if found is None:
         schema = spec.deref(spec.deref(op.raw.get("requestBody") or {}).get("content", {})
                             .get("application/json", {}).get("schema") or {})
-        found = cache[op.operation_id] = "paymentIds" in (schema.get("properties") or {})
+        found = cache[op.operation_id] = frozenset(
+            name for name, member in (schema.get("properties") or {}).items()
+            if isinstance(member, dict) and "x-names-existing" in member)
     return found
+
+
+def names_payments(spec: Spec, op: Operation) -> bool:
+    """Whether the operation's body names payments by id (a signing basket's paymentIds)."""
+    return "paymentIds" in names_existing(spec, op)
 
 
 def _service_product(op: Operation, path_values: dict[str, str]) -> tuple[str | None, str | None]:

@@ -19,7 +19,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 from validator import Validator
 from validator.context import DEFAULT_PROFILE, Context, Profile
 from validator.findings import ERROR
-from validator.request import resolve_operation
+from validator.request import resolve_operation, resolve_path
 from validator.spec import Spec
 
 JSON = "application/json"
@@ -36,6 +36,7 @@ ERROR_BODY_WORDS = {TPP_MESSAGES: '{"tppMessages": [...]}', BULK_ERROR: "{id, sy
 OWN_IDS = ("paymentId", "basketId", "authorisationId")
 LINK_REF = "Endpoints"
 LINK_RULES = ("link-unresolved", "link-foreign-id")
+OUTSIDE_CACHE_BOUND = 4096
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class ResponseKinds:
         self.base_path = base_path.rstrip("/")
         page = re.match(r"_links\.(\w+)\.href", str((spec.document.get("x-sca-page") or {}).get("url", "")))
         self.page_links = {page.group(1)} if page else set()
+        # schemas are the spec's own (they live as long as it): a place's answer depends on the schema and tokens
+        self._outside_cache: dict[tuple[int, tuple[str, ...]], bool] = {}
 
     def error_bodies(self, declared: list[str]) -> list[str]:
         """The error body schemas a refusal may carry where the spec declares ``declared`` (A6, the profile's
@@ -75,14 +78,14 @@ class ResponseKinds:
                                        body_known=body_known, context=context)
 
     def operation_problems(self, op, path_values: dict[str, str], path: str, status: int, content_type: str,
-                           body: bytes, *, body_known: bool = True,
-                           context: Context | None = None) -> list[ResponseProblem]:
-        """:meth:`problems` of an answer of the resolved operation ``op``."""
+                           body: bytes, *, body_known: bool = True, context: Context | None = None,
+                           decoded: Any = None) -> list[ResponseProblem]:
+        """:meth:`problems` of an answer of the resolved operation ``op`` (``decoded``: its body already decoded)."""
         problems = self._answer_problems(op, status, content_type, body, body_known, context)
         if not body_known:
             return problems
         media = self.spec.deref(op.responses.get(str(status)) or {}).get("content", {}).get(JSON) or {}
-        return problems + self.link_problems(path, path_values, body, media.get("schema"))
+        return problems + self.link_problems(path, path_values, body, media.get("schema"), decoded=decoded)
 
     def _answer_problems(self, op, status: int, content_type: str, body: bytes,
                          body_known: bool = True, context: Context | None = None) -> list[ResponseProblem]:
@@ -136,16 +139,11 @@ class ResponseKinds:
 
     # ---- links ----
     def link_problems(self, path: str, path_values: dict[str, str], body: bytes,
-                      schema: dict | None = None) -> list[ResponseProblem]:
+                      schema: dict | None = None, *, decoded: Any = None) -> list[ResponseProblem]:
         """Each ``_links`` href of the answer (at any depth) leads to an operation of the spec, with the answer's own
         ids (those of the request's path and the ids the answer issues). Links whose schema in the answer's
         ``schema`` says they lead outside the spec's operations (``x-links-outside-operations``) are not judged."""
-        if not body.lstrip().startswith(b"{"):
-            return []
-        try:
-            value = json.loads(body)
-        except ValueError:
-            return []
+        value = decoded if decoded is not None else decode_object(body)
         if not isinstance(value, dict):
             return []
         own = {name: {path_values[name]} for name in OWN_IDS if path_values.get(name)}
@@ -162,8 +160,19 @@ class ResponseKinds:
         return found[:3]
 
     def _outside(self, schema: dict | None, where: str) -> bool:
-        """Whether the spec says the ``_links`` of the object at ``where`` lead outside its operations."""
-        for token in [t for t in where.split("/") if t] + ["_links"]:
+        """Whether the spec says the ``_links`` of the object at ``where`` lead outside its operations (worked out
+        once per schema and place, array indexes alike)."""
+        tokens = tuple("0" if t.isdigit() else t for t in where.split("/") if t)
+        key = (id(schema), tokens)
+        found = self._outside_cache.get(key)
+        if found is None:
+            if len(self._outside_cache) >= OUTSIDE_CACHE_BOUND:  # an answer's own keys make places: bounded
+                self._outside_cache.clear()
+            found = self._outside_cache[key] = self._outside_now(schema, tokens)
+        return found
+
+    def _outside_now(self, schema: dict | None, tokens: tuple[str, ...]) -> bool:
+        for token in tokens + ("_links",):
             schema = self._member(schema, token)
             if schema is None:
                 return False
@@ -185,12 +194,14 @@ class ResponseKinds:
         return extra if isinstance(extra, dict) else None
 
     def _link_problem(self, path: str, own: dict[str, set[str]], where: str, href: str) -> ResponseProblem | None:
-        target = urlsplit(urljoin(path, href)).path
+        if href.startswith("/") and not href.startswith("//") and "/." not in href:
+            target = href.split("#", 1)[0].split("?", 1)[0]   # the usual link: an absolute path, nothing to join
+        else:
+            target = urlsplit(urljoin(path, href)).path
         if self.base_path and (target == self.base_path or target.startswith(self.base_path + "/")):
             target = target[len(self.base_path):]
-        methods = ("GET", "POST", "PUT", "DELETE", "PATCH")
-        resolved = next((r for r in (resolve_operation(self.spec, m, target) for m in methods) if r.operation), None)
-        if resolved is None:
+        resolved = resolve_path(self.spec, target)
+        if resolved.operation is None:
             return ResponseProblem("link-unresolved", LINK_REF, f"{where} {href!r}: no operation of the spec has the "
                                    f"path {target!r}", f"/body{where}/href")
         for name, mine in own.items():
@@ -201,6 +212,17 @@ class ResponseKinds:
                                        f"{unquote(linked)!r}, not this answer's {sorted(mine)[0]!r}",
                                        f"/body{where}/href")
         return None
+
+
+def decode_object(body: bytes) -> dict | None:
+    """An answer's JSON object, or None (not JSON, not an object, nested too deep to decode)."""
+    if not body or body.lstrip()[:1] != b"{":
+        return None
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _links(value, where: str):

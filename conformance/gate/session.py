@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import hashlib
 import datetime as _dt
-import json
 import re
 import shlex
 import threading
@@ -24,6 +23,7 @@ import httpx
 
 from conformance.client import Identity, PreparedRequest, SignedClient
 from conformance.exchange.judge import ExchangeJudge
+from conformance.exchange.record import answer_code
 from conformance.exchange.responses import ERROR_BODY_RULE, LINK_RULES, ResponseProblem
 from validator.context import Context, Profile
 from validator import Validator
@@ -49,17 +49,7 @@ ABSENT_STATUSES = (404, 405, 501)
 def answer_of(response: Any) -> Answer:
     """The answer of an httpx response, or of Schemathesis' (the fuzz suites')."""
     body = response.content or b""
-    code = None
-    try:
-        value = json.loads(body) if body else None
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
-        messages = value.get("tppMessages")
-        if isinstance(messages, list) and messages and isinstance(messages[0], dict):
-            code = messages[0].get("code")
-        elif isinstance(value.get("code"), str):
-            code = value["code"]
+    code = answer_code(body)   # the judge's reading of the code (A6: tppMessages, or the bulk error body)
     text = body.decode("utf-8", "replace")
     # The excerpt and the headers are the target's own answer, escaped (a hostile answer reaches a terminal, XML).
     return Answer(response.status_code, code if isinstance(code, str) else None,
@@ -419,13 +409,7 @@ class Session:
 
     def product(self, operation: str, path: dict | None = None) -> str | None:
         """The payment product (payment-service/payment-product) an operation addresses, if any."""
-        op = self.spec.operation(operation)
-        if path and "payment-service" in path and "payment-product" in path:
-            return f"{path['payment-service']}/{path['payment-product']}"
-        parts = op.path.split("/")
-        if op.method == "POST" and len(parts) == 4 and "{" not in op.path and op.path.endswith("-credit-transfers"):
-            return f"{parts[2]}/{parts[3]}"
-        return None
+        return self.judge.product(self.spec.operation(operation), dict(path or {}))
 
     # ---- the oracle (conformance.exchange's) ----
     def validator_at(self, now: _dt.datetime, context: Context | None = None) -> Validator:
@@ -544,17 +528,17 @@ class Session:
         not offered (403 PRODUCT_INVALID, A31), an operation without path parameters answered as not there (A15,
         A25). It is that decision's finding, with the key that states it, so a run reports the decision once as one
         group, not the rule each check was testing."""
-        if exchange.answer.code == "PRODUCT_INVALID":
-            product = self.product(exchange.operation) or "its product"
-            return "product-not-offered", "A31", (f"{message} (the target refuses {product} as not offered: if so, "
-                                                  "list it under products-not-offered)")
         op = self.spec.operation(exchange.operation) if exchange.operation in self.spec.operations else None
-        if (op is not None and exchange.request.method == op.method and exchange.answer.status in ABSENT_STATUSES
-                and not op.path_parameters
-                and op.raw.get("x-header-table-column") == "none" and op.operation_id not in self.profile.absent_operations):
-            return "operation-absent", (op.assumptions or ("Endpoints",))[0], (
-                f"{message} (the target has no {op.operation_id}: if so, list it under absent-operations)")
-        return rule, ref, message
+        decision = None if op is None else self.judge.profile_decision(
+            op, self._path_values(exchange), exchange.request.method, exchange.answer.status, exchange.answer.code)
+        if decision is None:
+            return rule, ref, message
+        rule, ref, note = decision
+        return rule, ref, f"{message} (the target {note})"
+
+    def _path_values(self, exchange: Exchange) -> dict[str, str]:
+        resolution = resolve_operation(self.spec, exchange.request.method, exchange.request.target.split("?", 1)[0])
+        return resolution.path_values
 
     @contextlib.contextmanager
     def searching(self, seen: list["Disagreement"],

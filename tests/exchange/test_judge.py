@@ -234,3 +234,40 @@ def test_a_base_path_and_an_absolute_target_are_judged_as_the_operation():
     judgement = ExchangeJudge().judge(unknown, RecordedAnswer(201, answer.headers, answer.body))
     assert judgement.operation is None and "path-unknown" in [f.rule for f in judgement.client]
     assert [f.actual for f in judgement.server] == ["201"]
+
+
+def test_a_resource_the_body_names_unknown_is_a_state_refusal_and_sca_needed_too():
+    rec = recording()
+    tpp = rec.client(TPP_A)
+    account = {"customerNumber": "99999999999", "accountName": "Brukskonto", "bban": "12345678903",
+               "iban": "NO7112345678903", "currency": "NOK"}
+    tpp.call("createSandboxAccount", body=account)
+    (request, answer), = rec.exchanges
+    assert (answer.status, answer.code) == (400, "RESOURCE_UNKNOWN")
+    judge = ExchangeJudge()
+    assert judge.judge(request, answer).findings == ()
+    elsewhere = dataclasses.replace(answer, status=403)   # an unknown resource the body names is 400 (A28, A15)
+    assert "400 RESOURCE_UNKNOWN" in [f.expected for f in ExchangeJudge().judge(request, elsewhere).server]
+    absent = dataclasses.replace(answer, status=404)   # a sandbox operation answered as not there (A15)
+    assert "operation-absent" in [f.rule for f in ExchangeJudge().judge(request, absent).server]
+    pid_request = rec.client(TPP_A)
+    pid_request.call("createSepaCreditTransfer", body=sepa_body())
+    create_q, _create_a = rec.exchanges[-1]
+    sca = RecordedAnswer(401, (("content-type", "application/json"),), json.dumps(
+        {"_links": {"scaRedirect": {"href": "https://sca.bank.example/authorize?s=1", "verbs": ["GET"]}}}).encode())
+    assert ExchangeJudge().judge(create_q, sca).findings == ()
+    bare = RecordedAnswer(401, (("content-type", "application/json"),), b'{"_links": {}}')
+    assert "valid-request-refused" in [f.rule for f in ExchangeJudge().judge(create_q, bare).server]
+
+
+def test_links_resolve_to_an_operation_whatever_its_method():
+    from validator.request import resolve_path
+    from validator.spec import load_spec
+
+    spec = load_spec()
+    assert resolve_path(spec, "/v1/payments/sepa-credit-transfers/abc/authorisations").operation.operation_id == \
+        "startPaymentAuthorisation"
+    status = resolve_path(spec, "/v1/payments/sepa-credit-transfers/abc/status")
+    assert status.operation.operation_id == "getPaymentStatus" and status.path_values["paymentId"] == "abc"
+    assert resolve_path(spec, "/v1/payments/sepa-credit-transfers/abc").operation.method == "GET"
+    assert resolve_path(spec, "/v1/payments/sepa-credit-transfers/abc/state").operation is None

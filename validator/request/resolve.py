@@ -110,14 +110,24 @@ def _fixed(spec: Spec, resolution: Resolution, paths: Mapping[str, str] | None, 
     return False
 
 
-def _resolve(spec: Spec, method: str, path: str, paths: Mapping[str, str] | None, absent: frozenset[str]) -> Resolution:
-    problems: list[RequestProblem] = []
+def resolve_path(spec: Spec, path: str) -> Resolution:
+    """The operation whose path template ``path`` matches best whatever the method (a link's target: one of the
+    operations at that path, with the path's values), or none (``operation`` None)."""
     try:
-        segments = [unquote(s, errors="strict") for s in path[1:].split("/")]
+        segments = [unquote(s, errors="strict") if "%" in s else s for s in path[1:].split("/")]
     except UnicodeDecodeError:
-        problems.append(RequestProblem(REQUEST_MALFORMED, "/path", f"the path {_short(path)} has percent-encoded bytes that are not UTF-8"))
-        return Resolution(None, None, {}, problems)
-    routes = _routes(spec, tuple(sorted((paths or {}).items())), absent)
+        return Resolution(None, None, {}, [])
+    exact, _near = _matches(_routes(spec, ()), segments)
+    if not exact:
+        return Resolution(None, None, {}, [])
+    # the most literal template; among its operations the one a reader of the link uses first (GET)
+    _rank, op, template, values = max(exact, key=lambda e: (e[0], e[1].method == "GET"))
+    return Resolution(op, template, values, [])
+
+
+def _matches(routes, segments: list[str]):
+    """The routes ``segments`` match exactly (with each one's literal ranking and path values) and those it matches
+    but for enumeration slots (with the mismatched parameter values)."""
     exact: list[tuple[tuple[int, ...], Operation, str, dict[str, str]]] = []
     near: list[tuple[Operation, list[tuple[str, str]]]] = []  # (operation, [(parameter, value) of mismatched slots])
     for op, template, segs in routes:
@@ -148,6 +158,18 @@ def _resolve(spec: Spec, method: str, path: str, paths: Mapping[str, str] | None
             near.append((op, mismatched))
         else:
             exact.append((tuple(1 if s.literal is not None else 0 for s in segs), op, template, values))
+    return exact, near
+
+
+def _resolve(spec: Spec, method: str, path: str, paths: Mapping[str, str] | None, absent: frozenset[str]) -> Resolution:
+    problems: list[RequestProblem] = []
+    try:
+        segments = [unquote(s, errors="strict") if "%" in s else s for s in path[1:].split("/")]
+    except UnicodeDecodeError:
+        problems.append(RequestProblem(REQUEST_MALFORMED, "/path", f"the path {_short(path)} has percent-encoded bytes that are not UTF-8"))
+        return Resolution(None, None, {}, problems)
+    routes = _routes(spec, tuple(sorted((paths or {}).items())), absent)
+    exact, near = _matches(routes, segments)
     if exact:
         exact.sort(key=lambda e: e[0], reverse=True)
         for _rank, op, template, values in exact:

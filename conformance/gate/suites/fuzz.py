@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from conformance.client import JSON_MEDIA_TYPE, PreparedRequest
+from conformance.exchange.oracle import declared
 from validator.context import Context, today_in_oslo
 from validator.signing import SignableRequest, sign_request
 
@@ -45,9 +46,6 @@ SIGNER_HEADERS = {"digest", "signature", "tpp-signature-certificate", "date"}
 # URL). A generated case changes only what it tests, so they are not generated; the semantic suite's controls send
 # them with the spec's example values.
 HTTP_HEADERS = {"accept-charset", "accept-encoding", "accept-language", "host"}
-# A request the validator finds valid meets the target's state: these refusals depend on it, not on the request.
-STATE_CODES = ("RESOURCE_UNKNOWN", "RESOURCE_EXPIRED", "STATUS_INVALID", "CONFLICT", "PAYMENT_FAILED",
-               "CANCELLATION_INVALID", "SERVICE_INVALID", "PRODUCT_UNKNOWN")
 ID_PARAMETERS = ("paymentId", "basketId", "authorisationId")
 HEALTH = list(HealthCheck)
 NEGATIVE_COVERAGE_PER_EXAMPLE = 3   # coverage-phase cases per operation, per --max-examples
@@ -220,12 +218,6 @@ def _run_namespace(session: Session) -> uuid.UUID:
 
 
 # ---------------------------------------------------------------- one operation
-def _declared(session: Session, operation_id: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    responses = session.spec.operation(operation_id).responses
-    statuses = tuple(int(s) for s in responses if s.isdigit())
-    return tuple(s for s in statuses if s < 300), tuple(s for s in statuses if 400 <= s < 500)
-
-
 def _resources(session: Session) -> list[dict[str, str]]:
     """Path parameters of the resources the target created in this run (paymentId with its service and product,
     basketId, authorisationId with its payment or basket)."""
@@ -297,16 +289,19 @@ def send_case(session: Session, operation, case, *, negative: bool, context: Con
         return None
     operation_id, request, response = exchange.operation, exchange.request, exchange.response
     remember_links(session, response)
-    success, refusals = _declared(session, operation_id)
+    success, refusals = declared(session.spec, operation_id)
     expected, errors = session.predict(request, success=success, context=context)
     if not errors:
         # valid per the validator: the target may still refuse it for its state (an unknown id, a duplicate)
         expected = Expected(success + refusals, (), "the validator finds no error")
-        state_refusal = exchange.answer.status in refusals and exchange.answer.code in STATE_CODES
+        # the judge's decision of what state the request does not show may explain (conformance.exchange)
+        op = session.spec.operation(operation_id)
+        state_refusal = session.judge.refusal_explained(op, exchange.answer.status, exchange.answer.code,
+                                                        response.content)
         if not (exchange.answer.status in success or state_refusal):
             kind = "a schema-invalid request the validator accepts as sent" if negative else "a valid request"
             raise Disagreement(exchange, f"{'/'.join(map(str, success))} or a state refusal "
-                                         f"({'/'.join(STATE_CODES[:3])}…)", "positive-data-acceptance",
+                                         f"({session.judge.describe_state_refusals(op)})", "positive-data-acceptance",
                                f"{kind}: the target answered {exchange.answer.describe()}")
     elif not (expected.allows(exchange.answer) or session.code_unreadable(exchange, expected)):
         rule = errors[0].rule
