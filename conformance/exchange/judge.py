@@ -20,6 +20,9 @@ static files -- are skipped, with the reason, and never judged.
 """
 from __future__ import annotations
 
+import dataclasses
+import datetime as _dt
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +35,7 @@ from .expect import Expected
 from .lifecycle import DEFAULT_CAPACITY, Lifecycle, names_existing, names_payments
 from .oracle import CODE_UNDECIDED, Oracle, declared
 from .reasons import reason_problem
-from .record import RecordedAnswer, RecordedRequest, answer_code, split_target
+from .record import RecordedAnswer, RecordedRequest, answer_code, normal_origin, split_target
 from .responses import ResponseKinds, decode_object
 
 CLIENT, SERVER = "client", "server"
@@ -104,7 +107,8 @@ class ExchangeJudge:
     """Judges exchanges of one session (one TPP's traffic to one bank, or several TPPs' through one proxy): state
     learned from earlier exchanges -- created ids and their owners, statuses seen, basket members, X-Request-IDs,
     SCA pages -- feeds later judgements, bounded (``capacity`` resources, least recently seen dropped first).
-    Not thread-safe: one judge judges one exchange at a time (a proxy serialises its judgements)."""
+    Judgements of one judge are serialised (a lock): exchanges judged from several threads are judged one at a
+    time, in the order they take the lock."""
 
     def __init__(self, spec: Spec | None = None, profile: Profile = DEFAULT_PROFILE, *, base_path: str = "",
                  origins: tuple[str, ...] = (), capacity: int = DEFAULT_CAPACITY) -> None:
@@ -115,10 +119,11 @@ class ExchangeJudge:
         self.spec = spec
         self.profile = profile
         self.base_path = base_path.rstrip("/")
-        self.origins = tuple(o.rstrip("/").lower() for o in origins)
+        self.origins = tuple(normal_origin(o) for o in origins)
         self.oracle = Oracle(spec, profile)
         self.responses = ResponseKinds(spec, self.oracle.validator, profile, base_path=self.base_path)
         self.lifecycle = Lifecycle(spec, profile, capacity=capacity)
+        self._lock = threading.Lock()
         self.prefixes = tuple(sorted({"/" + p.split("/")[1] + "/" for p in spec.document.get("paths", {})
                                       if p.count("/") > 1}))
 
@@ -144,6 +149,12 @@ class ExchangeJudge:
     # ---- judging ----
     def judge(self, request: RecordedRequest, answer: RecordedAnswer | None) -> Judgement:
         """The judgement of one exchange; ``answer`` None: the request alone (what a conforming bank answers it)."""
+        if request.at.tzinfo is None:  # a recording without a zone: UTC, as HAR's startedDateTime means it
+            request = dataclasses.replace(request, at=request.at.replace(tzinfo=_dt.timezone.utc))
+        with self._lock:
+            return self._judge(request, answer)
+
+    def _judge(self, request: RecordedRequest, answer: RecordedAnswer | None) -> Judgement:
         why, target = self.skipped(request)
         if why is not None:
             if answer is not None:
@@ -170,29 +181,38 @@ class ExchangeJudge:
         decoded = None if answer.truncated else decode_object(answer.body)
         actual = describe(answer.status, code)
         if errors:
-            found += self._refused_request(sent, answer, code, actual, expected, errors)
+            found += self._refused_request(op, resolution.path_values, sent, answer, code, actual, expected, errors)
         elif op is not None:
             found += self._valid_request(op, resolution.path_values, answer, code, actual, success)
-        if op is not None:
+        if op is not None and answer.status != RATE_LIMITED:  # a limit says nothing of the operation (RFC 6585)
             found += self._answer(op, resolution.path_values, path, answer, actual, decoded)
             if not errors:
                 found += self.lifecycle.judge(op, resolution.path_values, request, answer, decoded or {}, actual,
                                               self._server_finding(actual))
         return Judgement(op.operation_id if op else None, None, tuple(found), predicted)
 
-    def _refused_request(self, sent: _Sent, answer: RecordedAnswer, code: str | None, actual: str,
-                         expected: Expected, errors: list[Finding]) -> list[ExchangeFinding]:
+    def _refused_request(self, op: Operation | None, path_values: dict[str, str], sent: _Sent,
+                         answer: RecordedAnswer, code: str | None, actual: str, expected: Expected,
+                         errors: list[Finding]) -> list[ExchangeFinding]:
         """A request the validator refuses: the answer must be the predicted refusal (A7, A8), and where it names the
-        place it refuses (a tppMessage path, A6), a place the request is wrong."""
+        place it refuses (a tppMessage path, A6), a place the request is wrong. A rate limit (429) is the bank's
+        state; an answer showing a decision the profile states otherwise is that decision's finding."""
         first = errors[0]
         ref = "A8" if set(expected.codes) & SIGNATURE_CODES else "A7"
+        if answer.status == RATE_LIMITED:
+            return []
         if answer.status in expected.statuses and answer.status >= 400 and expected.codes and code is None:
             return []  # no code can be read (an undocumented error body, A6): the body's own finding says so
         if not expected.allows(_Seen(answer.status, code)):
             what = "accepted" if 200 <= answer.status < 300 else f"answered {actual}"
-            return [ExchangeFinding(SERVER, first.rule, ERROR, ref, first.pointer,
-                                    f"a request the validator refuses was {what}: {expected.why}",
-                                    expected.describe(), actual)]
+            message = f"a request the validator refuses was {what}: {expected.why}"
+            decision = self.profile_decision(op, path_values, sent.method, answer.status, code) if op else None
+            if decision is not None:
+                rule, ref, note = decision
+                return [ExchangeFinding(SERVER, rule, ERROR, ref, "/status", f"{message} (the bank {note})",
+                                        expected.describe(), actual)]
+            return [ExchangeFinding(SERVER, first.rule, ERROR, ref, first.pointer, message, expected.describe(),
+                                    actual)]
         if answer.truncated or answer.status in expected.codeless:
             return []
         other = reason_problem(answer.body, errors)

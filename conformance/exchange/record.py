@@ -62,8 +62,17 @@ def split_target(target: str, origin: str | None = None) -> tuple[str | None, st
     if target.startswith(("http://", "https://")) or "://" in target.split("/", 1)[0]:
         parts = urlsplit(target)
         path = parts.path or "/"
-        return f"{parts.scheme}://{parts.netloc}".lower(), path + (f"?{parts.query}" if parts.query else "")
-    return (origin.rstrip("/").lower() if origin else None), target
+        return normal_origin(f"{parts.scheme}://{parts.netloc}"), path + (f"?{parts.query}" if parts.query else "")
+    return (normal_origin(origin) if origin else None), target
+
+
+def normal_origin(origin: str) -> str:
+    """scheme://host[:port] in one spelling: lower case, no trailing slash, no default port (RFC 6454 section 4)."""
+    text = origin.strip().rstrip("/").lower()
+    for scheme, port in (("http://", ":80"), ("https://", ":443")):
+        if text.startswith(scheme) and text.endswith(port):
+            return text[: -len(port)]
+    return text
 
 
 def answer_code(body: bytes) -> str | None:

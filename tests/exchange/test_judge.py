@@ -172,8 +172,8 @@ def test_an_edited_answer_content_type_5xx_and_wrong_status_for_unknown_id():
     forbidden = dataclasses.replace(unknown_a, status=403)
     found = ExchangeJudge().judge(unknown_q, forbidden).server
     assert [(f.rule, f.expected) for f in found] == [("valid-request-refused", "404 RESOURCE_UNKNOWN")]
-    limited = RecordedAnswer(429, (), b"")
-    assert [f.rule for f in ExchangeJudge().judge(created_q, limited).server] == ["status-undeclared"]
+    limited = RecordedAnswer(429, (("Retry-After", "1"),), b"")   # a rate limit: state no request shows
+    assert ExchangeJudge().judge(created_q, limited).server == ()
 
 
 def test_the_product_refused_as_not_offered_names_the_profile_key():
@@ -271,3 +271,26 @@ def test_links_resolve_to_an_operation_whatever_its_method():
     assert status.operation.operation_id == "getPaymentStatus" and status.path_values["paymentId"] == "abc"
     assert resolve_path(spec, "/v1/payments/sepa-credit-transfers/abc").operation.method == "GET"
     assert resolve_path(spec, "/v1/payments/sepa-credit-transfers/abc/state").operation is None
+
+
+def test_the_wrong_status_or_code_for_the_error_per_a8_and_the_profile():
+    rec = recording()
+    tpp = rec.client(TPP_A)
+    unsigned = tpp.prepare("createSepaCreditTransfer", body=sepa_body())
+    tpp.send_prepared(dataclasses.replace(unsigned, headers=[(n, v) for n, v in unsigned.headers
+                                                             if n.lower() != "signature"]))
+    (request, answer), = rec.exchanges
+    assert (answer.status, answer.code) == (401, "SIGNATURE_MISSING")
+    assert ExchangeJudge().judge(request, answer).server == ()
+    format_error = RecordedAnswer(400, (("content-type", "application/json"),),
+                                  b'{"tppMessages": [{"category": "ERROR", "code": "FORMAT_ERROR"}]}')
+    found = ExchangeJudge().judge(request, format_error).server
+    assert [(f.rule, f.ref, f.expected, f.actual) for f in found] == [
+        ("signature-missing", "A8", "401 SIGNATURE_MISSING", "400 FORMAT_ERROR")]
+    chosen = Profile.from_mapping({"rules": {"signature-missing": {"status": 400, "code": "FORMAT_ERROR"}}})
+    assert ExchangeJudge(profile=chosen).judge(request, format_error).server == ()
+    assert ExchangeJudge(profile=chosen).judge(request, answer).server[0].expected == "400 FORMAT_ERROR"
+    invalid = RecordedAnswer(403, (("content-type", "application/json"),),
+                             b'{"tppMessages": [{"category": "ERROR", "code": "PRODUCT_INVALID"}]}')
+    assert [f.rule for f in ExchangeJudge().judge(request, invalid).server] == ["product-not-offered"]
+    assert ExchangeJudge().judge(request, RecordedAnswer(429, (), b"")).server == ()   # the bank's rate limit
