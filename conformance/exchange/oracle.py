@@ -140,9 +140,14 @@ def _parsed(request: Sendable) -> Parsed:
 
 
 def declared(spec: Spec, operation_id: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The success (2xx) and refusal (4xx) statuses the spec declares for an operation."""
-    responses = spec.operation(operation_id).responses
-    statuses = tuple(int(s) for s in responses if s.isdigit())
-    return tuple(s for s in statuses if s < 300), tuple(s for s in statuses if 400 <= s < 500)
+    """The success (2xx) and refusal (4xx) statuses the spec declares for an operation (worked out once per spec)."""
+    cache = spec._cache.setdefault("exchange-declared", {})
+    found = cache.get(operation_id)
+    if found is None:
+        responses = spec.operation(operation_id).responses
+        statuses = tuple(int(s) for s in responses if s.isdigit())
+        found = cache[operation_id] = (tuple(s for s in statuses if s < 300),
+                                       tuple(s for s in statuses if 400 <= s < 500))
+    return found
 
 

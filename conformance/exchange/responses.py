@@ -59,6 +59,7 @@ class ResponseKinds:
         self.page_links = {page.group(1)} if page else set()
         # schemas are the spec's own (they live as long as it): a place's answer depends on the schema and tokens
         self._outside_cache: dict[tuple[int, tuple[str, ...]], bool] = {}
+        self._good_links: set[str] = set()   # link shapes found good (_link_problem), bounded as the cache above
 
     def error_bodies(self, declared: list[str]) -> list[str]:
         """The error body schemas a refusal may carry where the spec declares ``declared`` (A6, the profile's
@@ -200,6 +201,13 @@ class ResponseKinds:
             target = urlsplit(urljoin(path, href)).path
         if self.base_path and (target == self.base_path or target.startswith(self.base_path + "/")):
             target = target[len(self.base_path):]
+        # A link of the same shape as one found good before -- the same path with this answer's own ids in the
+        # same parameters -- is good (every answer links its own resource the same way): no resolving again.
+        owner = {value: name for name, values in own.items() for value in values}
+        segments = target.split("/")
+        shape = "/".join("\x00" + owner[s] if s in owner else s for s in segments)
+        if shape in self._good_links:
+            return None
         resolved = resolve_path(self.spec, target)
         if resolved.operation is None:
             return ResponseProblem("link-unresolved", LINK_REF, f"{where} {href!r}: no operation of the spec has the "
@@ -211,6 +219,11 @@ class ResponseKinds:
                 return ResponseProblem("link-foreign-id", LINK_REF, f"{where} {href!r} ({operation}) names {name} "
                                        f"{unquote(linked)!r}, not this answer's {sorted(mine)[0]!r}",
                                        f"/body{where}/href")
+        placed = {name for name, value in resolved.path_values.items() if value in owner and owner[value] == name}
+        if all(s not in owner or owner[s] in placed for s in segments):  # each own id sits in its own parameter
+            if len(self._good_links) >= OUTSIDE_CACHE_BOUND:
+                self._good_links.clear()
+            self._good_links.add(shape)
         return None
 
 

@@ -294,3 +294,17 @@ def test_the_wrong_status_or_code_for_the_error_per_a8_and_the_profile():
                              b'{"tppMessages": [{"category": "ERROR", "code": "PRODUCT_INVALID"}]}')
     assert [f.rule for f in ExchangeJudge().judge(request, invalid).server] == ["product-not-offered"]
     assert ExchangeJudge().judge(request, RecordedAnswer(429, (), b"")).server == ()   # the bank's rate limit
+
+
+def test_a_link_naming_another_payment_after_good_links_of_the_same_shape():
+    rec = recording()
+    rec.client(TPP_A).call("createSepaCreditTransfer", body=sepa_body())
+    request, answer = rec.exchanges[0]
+    judge = ExchangeJudge()
+    assert judge.judge(request, answer).findings == ()   # its links are remembered as good shapes
+    body = json.loads(answer.body)
+    pid = body["paymentId"]
+    body["_links"]["status"]["href"] = body["_links"]["status"]["href"].replace(pid, "enc!!someone-elses")
+    edited = dataclasses.replace(answer, body=json.dumps(body).encode())
+    found = judge.judge(request, edited).server
+    assert [(f.rule, f.pointer) for f in found] == [("link-foreign-id", "/body/_links/status/href")]
