@@ -48,7 +48,11 @@ class RecordedAnswer:
 
     @property
     def code(self) -> str | None:
-        return answer_code(self.body)
+        """The error code the answer names (None also when its JSON is nested too deep to decode)."""
+        try:
+            return answer_code(self.body)
+        except RecursionError:
+            return None
 
 
 def header_value(headers: Any, name: str) -> str | None:
@@ -76,12 +80,14 @@ def normal_origin(origin: str) -> str:
 
 
 def answer_code(body: bytes) -> str | None:
-    """The error code an answer names: ``tppMessages[0].code`` (A6), or the bulk error body's ``code``."""
-    if not body or body.lstrip()[:1] != b"{":
+    """The error code an answer names: ``tppMessages[0].code`` (A6), or the bulk error body's ``code``. JSON nested
+    deeper than the decoder goes raises RecursionError (a caller that must say why it judged the status alone, as
+    the edge-case reports do, needs to know)."""
+    if not body or body.lstrip()[:1] not in (b"{", b"["):  # only a container can nest (or name a code)
         return None
     try:
         value = json.loads(body)
-    except (ValueError, RecursionError):
+    except ValueError:
         return None
     if not isinstance(value, dict):
         return None

@@ -228,12 +228,13 @@ class ResponseKinds:
 
 
 def decode_object(body: bytes) -> dict | None:
-    """An answer's JSON object, or None (not JSON, not an object, nested too deep to decode)."""
+    """An answer's JSON object, or None (not JSON, not an object). JSON nested deeper than the decoder goes raises
+    RecursionError: the gate's checks say why they judged such an answer by its status alone (edge-case reports)."""
     if not body or body.lstrip()[:1] != b"{":
         return None
     try:
         value = json.loads(body)
-    except (ValueError, RecursionError):
+    except ValueError:
         return None
     return value if isinstance(value, dict) else None
 
