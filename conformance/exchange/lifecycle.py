@@ -13,9 +13,11 @@ Each finding is decided from the documents and decisions, from what was seen, ne
   request-id-replay): the same request answered with another status or another payment than the first time
   (first-response), or a repeat answered as a success where it is 409 CONFLICT (another request; any repeat with
   conflict);
-- ``foreign-resource-visible`` -- a payment, basket or authorisation another TPP created (A28: the certificate's
-  organizationIdentifier, else its subject DN) answered as a success: for this TPP it does not exist (404
-  RESOURCE_UNKNOWN in a path, 400 RESOURCE_UNKNOWN as a basket's paymentId).
+- ``foreign-resource-visible`` -- a payment, basket or authorisation another TPP created answered as a success:
+  for this TPP it does not exist (A28: 404 RESOURCE_UNKNOWN in a path, 400 RESOURCE_UNKNOWN as a basket's
+  paymentId). A TPP is its certificate's organizationIdentifier (else its subject DN) with its key, or the
+  identifier alone under a CA the bank trusts (A39): the judge cannot know which, so only two certificates naming
+  different identifiers are two TPPs to it.
 
 Bounded: at most ``capacity`` resources and as many X-Request-IDs are remembered, the least recently seen dropped
 first (a long proxy session does not grow); what was dropped is then unknown, which is never a finding.
