@@ -14,7 +14,7 @@ from conformance.client import Identity
 from conformance.exchange import ExchangeJudge, RecordedAnswer, RecordedRequest
 from conformance.sandbox import faults as F
 from exchange_recording import ORIGIN, recording
-from sandbox.flows import BULK, REDIRECT, SEPA, SESSION, bulk_body, sepa_body
+from sandbox.flows import BULK, REDIRECT, SEPA, SESSION, bulk_body, sca, sepa_body
 from validator.context import Profile
 
 TPP_A = Identity.generate("PSDNO-FSA-JUDGEA")
@@ -44,10 +44,7 @@ def session(rec, tpp):
     tpp.call("getSigningBasketStatus", path={"basketId": basket})
     started = tpp.call("startSigningBasketAuthorisation", path={"basketId": basket},
                        headers={"TPP-Redirect-URI": REDIRECT, "TPP-Session-ID": SESSION}).json()
-    browser = rec.browser()
-    page = browser.get(started["_links"]["scaRedirect"]["href"])
-    action = page.text.split('action="', 1)[1].split('"', 1)[0]
-    browser.post(action, data={"customerNumber": "12345678"})
+    sca(rec.browser(), started, "00000000")   # the PSU's browser; no customer has that number: SCA fails
     tpp.call("getPaymentStatus", path=where)
     tpp.call("getSigningBasketStatus", path={"basketId": basket})
     tpp.call("deletePayment", path={**BULK, "paymentId": bulk.json()["paymentId"]})

@@ -10,7 +10,7 @@ from conformance.client import Identity
 from conformance.exchange import ExchangeJudge, RecordedAnswer
 from conformance.sandbox import faults as F
 from exchange_recording import recording
-from sandbox.flows import BULK, REDIRECT, SEPA, SESSION, bulk_body, sepa_body
+from sandbox.flows import BULK, REDIRECT, SEPA, SESSION, bulk_body, sca, sepa_body
 from validator.context import Profile
 
 TPP_A = Identity.generate("PSDNO-FSA-LIFEA")
@@ -34,9 +34,7 @@ def failed_basket(rec, tpp):
     basket = tpp.call("createSigningBasket", body={"paymentIds": [first, second]}).json()["basketId"]
     started = tpp.call("startSigningBasketAuthorisation", path={"basketId": basket},
                        headers={"TPP-Redirect-URI": REDIRECT, "TPP-Session-ID": SESSION}).json()
-    browser = rec.browser()
-    page = browser.get(started["_links"]["scaRedirect"]["href"])
-    browser.post(page.text.split('action="', 1)[1].split('"', 1)[0], data={"customerNumber": "00000000"})
+    sca(rec.browser(), started, "00000000")   # the PSU's browser; no customer has that number: SCA fails
     tpp.call("getPaymentStatus", path={**SEPA, "paymentId": first})
     tpp.call("getSigningBasketStatus", path={"basketId": basket})
     return first, basket
