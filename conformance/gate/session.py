@@ -12,7 +12,6 @@ import copy
 import dataclasses
 import hashlib
 import datetime as _dt
-import json
 import re
 import shlex
 import threading
@@ -31,8 +30,10 @@ from validator.request import Parsed, parse_envelope, request_findings, resolve_
 from validator.rules import catalogue
 from validator.spec import Spec
 
+from .decoding import MAX_BYTES, NOT_JUDGED, Decoded, decode
 from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, Answer, Expected, Finding, NotExercised,
                     Outcome, bounded_headers, fingerprint, printable, reason)
+from .origins import OffTarget, shown
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool, GatewayOptions, Unanswered
 from .recorded import record
 from .responses import ERROR_BODY_RULE, LINK_RULES, ResponseKinds, ResponseProblem
@@ -52,24 +53,24 @@ ABSENT_STATUSES = (404, 405, 501)
 JUDGED_WHEN_PROFILED = {"redirect-target-unsafe": "A37"}
 
 
-def answer_of(response: Any) -> Answer:
-    """The answer of an httpx response, or of Schemathesis' (the fuzz suites')."""
+def answer_of(response: Any, decoded: Decoded | None = None) -> Answer:
+    """The answer of an httpx response, or of Schemathesis' (the fuzz suites'); ``decoded``, its body as the exchange
+    decoded it (decoded here if not)."""
     body = response.content or b""
     code = None
-    try:
-        value = json.loads(body) if body else None
-    except ValueError:
-        value = None
+    value = (decoded if decoded is not None else decode(body)).value
     if isinstance(value, dict):
         messages = value.get("tppMessages")
         if isinstance(messages, list) and messages and isinstance(messages[0], dict):
             code = messages[0].get("code")
         elif isinstance(value.get("code"), str):
             code = value["code"]
-    text = body.decode("utf-8", "replace")
+    # The excerpt's characters only (at most 4 bytes each), never the whole body decoded once more.
+    text = body[:EXCERPT * 4].decode("utf-8", "replace")
+    cut = len(text) > EXCERPT or len(body) > EXCERPT * 4
     # The excerpt and the headers are the target's own answer, escaped (a hostile answer reaches a terminal, XML).
     return Answer(response.status_code, code if isinstance(code, str) else None,
-                  printable(text if len(text) <= EXCERPT else text[:EXCERPT] + "…"),
+                  printable(text[:EXCERPT] + "…" if cut else text),
                   bounded_headers(_header_pairs(response.headers)))
 
 
@@ -139,6 +140,19 @@ class Exchange:
     request: PreparedRequest
     response: httpx.Response
     answer: Answer
+    decoded: Decoded | None = None   # the body, decoded once (decoding.py): every reader of the answer reads this
+
+    def __post_init__(self) -> None:
+        if self.decoded is None:
+            self.decoded = decode(self.response.content)
+
+    def json(self) -> Any:
+        """The answer's JSON value; None when it has none the gate can read."""
+        return self.decoded.value
+
+    def object(self) -> dict:
+        """The answer's JSON object; empty when it is none (or cannot be read)."""
+        return self.decoded.object()
 
 
 @dataclass
@@ -190,19 +204,22 @@ class Session:
     error_bodies: int = 0
     _error_body: tuple[Finding, str] | None = None
     _links_reported: set[tuple[str, str, str]] = field(default_factory=set)
+    max_decoded_bytes: int = MAX_BYTES   # the largest answer decoded (decoding.py); a larger one is not judged
 
     def __post_init__(self) -> None:
         if self.gateway.headers:  # the oracle knows the run's gateway headers: never "not accepted"
             self.profile = self.profile._replace(gateway_headers=self.profile.gateway_headers | frozenset(
                 name.lower() for name, _value in self.gateway.headers))
         self.validator = Validator(spec=self.spec, profile=self.profile)
-        self.responses = ResponseKinds(self.spec, Validator(spec=self.spec, profile=self.profile), self.profile,
-                                       base_path=urlsplit(self.base_url).path)
         self.catalogue = catalogue()
         self._lock = threading.Lock()
         self._error_body_lock = threading.Lock()
         self._clients: list[SignedClient] = []
         self.pool = ConnectionPool(self.max_connections, self.gateway, origin=self.base_url, tls=self.tls)
+        # Where the run may send requests (origins.py): the pool's guard and every follower of a link ask the same.
+        self.origins = self.pool.transport.origins
+        self.responses = ResponseKinds(self.spec, Validator(spec=self.spec, profile=self.profile), self.profile,
+                                       base_path=urlsplit(self.base_url).path, origins=self.origins)
         self._unanswered: dict[tuple[str, str], str] = {}   # (rule, operation) -> the check that reported it
 
     # ---- clock and clients ----
@@ -290,6 +307,23 @@ class Session:
             outcome.findings.append(finding)
             outcome.status = "failed"
 
+    def off_target(self, problem: OffTarget, exchange: Exchange | None = None, *, operation: str | None = None,
+                   ref: str = "", response: Any = None) -> None:
+        """A link of the target's leading off the allowed origins (origins.py): a finding, never a request. With
+        ``exchange``, the answer that carried the link (its request's curl); once per check, operation and rule, as
+        the answer's own link check may have reported it already."""
+        op = operation or (exchange.operation if exchange else "-")
+        key = (self._check[1], op, OffTarget.rule)
+        with self._lock:
+            if key in self._links_reported:
+                return
+            self._links_reported.add(key)
+        self.exercised_rules.add(OffTarget.rule)
+        allowed = ", ".join(shown(o) for o in problem.allowed)
+        self.disagree(exchange, rule=OffTarget.rule, ref=ref, operation=op, response=response,
+                      expected=f"a link on the target's origin ({allowed}; more with --allow-origin)",
+                      message=str(problem))
+
     # ---- sending ----
     def send(self, client: SignedClient, request: PreparedRequest, operation: str, *,
              absence_judged_apart: bool = False) -> Exchange:
@@ -299,15 +333,15 @@ class Session:
             response = client.send_prepared(request)
         except httpx.HTTPError as exc:
             raise self.unreachable(f"{request.method} {request.target}", exc) from None
-        exchange = Exchange(operation, request, response, answer_of(response))
+        exchange = self.exchange(operation, request, response)
         self.outcome(operation).cases += 1
         self.record_case(operation, request)
-        self.learn_issued_ids(response)
+        self.learn_issued_ids(exchange.json())
         if absence_judged_apart and response.status_code in ABSENT_STATUSES:
             return exchange
         for problem in self.response_problems(exchange):
             self.exercised_rules.add(problem.rule)
-            if problem.rule in LINK_RULES:  # a target's way of writing links: once per check, operation and rule
+            if problem.rule in LINK_RULES or problem.rule == NOT_JUDGED:  # once per check, operation and rule
                 key = (self._check[1], operation, problem.rule)
                 if key in self._links_reported:
                     continue
@@ -316,6 +350,14 @@ class Session:
                           message=f"response: {problem.message}")
         return exchange
 
+    def exchange(self, operation: str, request: PreparedRequest, response: Any) -> Exchange:
+        """The exchange of one answer, its body decoded once (decoding.py). Schemathesis' answer gets the same value
+        as its own (its links read it), so nothing decodes the body again."""
+        decoded = decode(response.content, max_bytes=self.max_decoded_bytes)
+        if hasattr(type(response), "_deserialized") and (decoded.value is not None or decoded.why_not):
+            response._deserialized = decoded.value
+        return Exchange(operation, request, response, answer_of(response, decoded), decoded)
+
     def response_problems(self, exchange: Exchange, content_type: str | None = None) -> list[ResponseProblem]:
         """What is wrong with an answer per the spec and the response kinds; an error body that is not a documented
         one (A6) is counted towards the run's one finding of it, not returned."""
@@ -323,7 +365,7 @@ class Session:
         if content_type is None:
             content_type = response.headers.get("content-type", "")
         problems = self.responses.problems(request.method, request.target.split("?", 1)[0], response.status_code,
-                                           content_type, response.content)
+                                           content_type, response.content, decoded=exchange.decoded)
         for problem in problems:
             if problem.rule == ERROR_BODY_RULE:
                 self.count_error_body(exchange, problem)
@@ -379,13 +421,8 @@ class Session:
                     hashlib.sha256(body.encode("utf-8", "surrogateescape")).hexdigest())
             self.cases.append(case)
 
-    def learn_issued_ids(self, response: httpx.Response) -> None:
-        if not response.content.startswith(b"{"):
-            return
-        try:
-            body = response.json()
-        except ValueError:
-            return
+    def learn_issued_ids(self, body: Any) -> None:
+        """The ids an answer's JSON value issues (paymentId, basketId, authorisationId), named for the cases."""
         if not isinstance(body, dict):
             return
         with self._lock:
