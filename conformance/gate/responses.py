@@ -63,6 +63,8 @@ class ResponseKinds:
         self.base_path = base_path.rstrip("/")
         page = re.match(r"_links\.(\w+)\.href", str((spec.document.get("x-sca-page") or {}).get("url", "")))
         self.page_links = {page.group(1)} if page else set()
+        # The SCA page's link is the page's decision (A24: on the implementation), an operation's link Endpoints'.
+        self.page_ref = str((spec.document.get("x-sca-page") or {}).get("x-assumption") or LINK_REF)
 
     def error_bodies(self, declared: list[str]) -> list[str]:
         """The error body schemas a refusal may carry where the spec declares ``declared`` (A6, the profile's
@@ -146,7 +148,8 @@ class ResponseKinds:
         for where, name, href in _links(value, ""):
             if not isinstance(href, str) or self._outside(schema, where):
                 continue
-            off = self._off_target(path, f"{where}/_links/{name}", href)
+            off = self._off_target(path, f"{where}/_links/{name}", href,
+                                   self.page_ref if name in self.page_links else LINK_REF)
             if off is not None or name in self.page_links:
                 problem = off
             else:
@@ -178,14 +181,14 @@ class ResponseKinds:
         extra = schema.get("additionalProperties")
         return extra if isinstance(extra, dict) else None
 
-    def _off_target(self, path: str, where: str, href: str) -> ResponseProblem | None:
+    def _off_target(self, path: str, where: str, href: str, ref: str) -> ResponseProblem | None:
         """A link leading off the allowed origins (origins.py), resolved against the URL of the answer."""
         if self.origins is None:
             return None
         try:
             self.origins.follow(href, self.origins.target.rstrip("/") + path, f"the answer's {where}")
         except OffTarget as off:
-            return ResponseProblem(OffTarget.rule, LINK_REF, str(off))
+            return ResponseProblem(OffTarget.rule, ref, str(off))
         return None
 
     def _link_problem(self, path: str, own: dict[str, set[str]], where: str, href: str) -> ResponseProblem | None:

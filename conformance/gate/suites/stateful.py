@@ -140,8 +140,10 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
                form_required: bool = True) -> dict[str, list[str]] | None:
     """The page read and its form submitted: the query of the redirect. ``form_required`` False: a page that offers
     no form (an error page, or one saying there is nothing to authorise) is None, not a finding (A35)."""
-    href = (_json(started).get("_links", {}).get("scaRedirect") or {}).get("href")
-    if not href:
+    links = _json(started).get("_links")
+    link = links.get("scaRedirect") if isinstance(links, dict) else None
+    href = link.get("href") if isinstance(link, dict) else None
+    if not isinstance(href, str) or not href:
         session.disagree(started, rule=check_id, ref="A24", expected="_links.scaRedirect.href",
                          message="the authorisation has no scaRedirect link")
         raise Broken("scaRedirect")
