@@ -204,7 +204,6 @@ class Session:
     error_bodies: int = 0
     _error_body: tuple[Finding, str] | None = None
     _links_reported: set[tuple[str, str, str]] = field(default_factory=set)
-    max_decoded_bytes: int = MAX_BYTES   # the largest answer decoded (decoding.py); a larger one is not judged
 
     def __post_init__(self) -> None:
         if self.gateway.headers:  # the oracle knows the run's gateway headers: never "not accepted"
@@ -353,7 +352,8 @@ class Session:
     def exchange(self, operation: str, request: PreparedRequest, response: Any) -> Exchange:
         """The exchange of one answer, its body decoded once (decoding.py). Schemathesis' answer gets the same value
         as its own (its links read it), so nothing decodes the body again."""
-        decoded = decode(response.content, max_bytes=self.max_decoded_bytes)
+        # The loader takes what the pool read (at most --max-response-bytes): the answer read is the answer decoded.
+        decoded = decode(response.content, max_bytes=max(self.gateway.max_response_bytes, MAX_BYTES))
         if hasattr(type(response), "_deserialized") and (decoded.value is not None or decoded.why_not):
             response._deserialized = decoded.value
         return Exchange(operation, request, response, answer_of(response, decoded), decoded)

@@ -10,7 +10,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +27,8 @@ from misbehaving_target import MisbehavingTarget, fixed, huge_body
 from validator import Validator
 from validator.jsonload import load_json_bytes
 
+ROOT = Path(__file__).resolve().parents[2]
+MB = 1024 * 1024
 DEEP = b"[" * 100_000 + b"]" * 100_000
 DEEP_OBJECT = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
 # A check of each way the gate reads an answer: Schemathesis' cases and its links (the walk sends the schema suite's
@@ -100,3 +104,42 @@ def test_every_answer_is_decoded_once(identities, monkeypatch):
         reference.stop()
     assert not [o for o in result.outcomes if o.status == "error"]
     assert 0 < len(decodes) <= len(target.requests), (len(decodes), len(target.requests))
+
+
+def _conform(url: str, tmp_path: Path, *options: str) -> tuple[dict, int, float, str]:
+    """``obvalidate conform`` in a child process: its report, its own peak RSS (bytes, from wait4), seconds, stderr."""
+    report_dir = tmp_path / f"report-{time.monotonic_ns()}"
+    command = [sys.executable, "-m", "validator", "conform", "--target", url, "--max-examples", "1", "-q",
+               "--check", "security:foreign-payment", "--report-dir", str(report_dir), *options]
+    with open(tmp_path / "stderr", "wb") as err:
+        started = time.monotonic()
+        child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
+        killer = threading.Timer(60, child.kill)   # a hang fails the test, it does not hang it
+        killer.start()
+        try:
+            _pid, status, usage = os.wait4(child.pid, 0)
+        finally:
+            killer.cancel()
+        child.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.monotonic() - started
+    report = json.loads((report_dir / "conform.json").read_text(encoding="utf-8"))
+    return report, usage.ru_maxrss * 1024, seconds, (tmp_path / "stderr").read_text(errors="replace")
+
+
+def test_a_50_mb_json_string_is_cut_by_default_and_judged_from_one_copy_when_allowed(tmp_path):
+    """The answer to the payment creation is ``{"padding": "aaa…"}``, 50,000,000 bytes. By default it is cut at the
+    answer cap (answer-too-large, conformance/bounded.py); with the cap raised over it, it is read, decoded once and
+    judged (the schema's required members missing), the child's peak memory a few times the body, not the 2.5 GB of
+    a body decoded by every reader."""
+    with MisbehavingTarget(fixed(201, b"{}")) as small:
+        _report, baseline, _s, _err = _conform(small.url, tmp_path)
+    with MisbehavingTarget(huge_body(50_000_000, status=201)) as target:
+        cut, _rss, _s, _err = _conform(target.url, tmp_path)
+        judged, peak, seconds, stderr = _conform(target.url, tmp_path, "--max-response-bytes", str(64 * MB))
+    assert [f["rule"] for f in cut["findings"]] == ["answer-too-large"], cut["findings"]
+    assert "Traceback" not in stderr, stderr[-2000:]
+    rules = {(f["rule"], f["operation"]) for f in judged["findings"]}
+    assert ("schema-required", "createSepaCreditTransfer") in rules, judged["findings"]
+    assert not [o for o in judged["outcomes"] if o["status"] == "error"]
+    assert peak - baseline < 8 * 50 * MB, (peak // MB, baseline // MB)
+    assert seconds < 30, seconds
