@@ -304,6 +304,21 @@ class PayloadValidator:
                 _add_positions(report, data)
         return report
 
+    def validate_loaded(self, loaded: Loaded, kind: str | None = None, *, data: bytes | None = None,
+                        source: str = "<bytes>") -> Report:
+        """What :meth:`validate_bytes` reports for the bytes the loader read as ``loaded`` (its value and problems),
+        without decoding them again: a caller that holds the decoded value (the gate, for an answer each check
+        reads) keeps one copy. With ``data`` (those bytes), findings get lines and text order as validate_bytes
+        gives them (that decodes the text once more, only when there are findings)."""
+        self._known_kind(kind)
+        try:
+            report = self._from_loaded(loaded, kind, source)
+            if data is not None and any(f.line is None for f in report.findings):
+                _add_positions(report, data)
+            return report
+        except Exception as exc:
+            return _internal_error(source, kind, exc)
+
     def validate_path(self, path: str | Path, kind: str | None = None) -> list[Report]:
         """A JSON file gives one report; a .jsonl or .ndjson file one report per non-blank line."""
         path = Path(path)

@@ -36,7 +36,9 @@ from .lifecycle import DEFAULT_CAPACITY, Lifecycle, names_existing, names_paymen
 from .oracle import CODE_UNDECIDED, Oracle, declared
 from .reasons import reason_problem
 from .record import RecordedAnswer, RecordedRequest, normal_origin, split_target
-from .responses import ResponseKinds, decode_object
+from .decoding import Decoded, code_of, decode
+from .origins import Origins
+from .responses import ResponseKinds
 
 CLIENT, SERVER = "client", "server"
 DECLARED_ANSWER = "an answer the spec declares"
@@ -111,7 +113,11 @@ class ExchangeJudge:
     time, in the order they take the lock."""
 
     def __init__(self, spec: Spec | None = None, profile: Profile = DEFAULT_PROFILE, *, base_path: str = "",
-                 origins: tuple[str, ...] = (), capacity: int = DEFAULT_CAPACITY) -> None:
+                 origins: tuple[str, ...] = (), capacity: int = DEFAULT_CAPACITY,
+                 link_origins: Origins | None = None) -> None:
+        """``origins``: the bank's (scheme://host[:port]); a request to another is skipped. ``link_origins``: where
+        the answers' links may lead (origins.py; the gate's target and --allow-origin): a link elsewhere is
+        link-off-target; None, links are not judged by origin."""
         if spec is None:
             from validator.spec import load_spec
 
@@ -121,7 +127,8 @@ class ExchangeJudge:
         self.base_path = base_path.rstrip("/")
         self.origins = tuple(normal_origin(o) for o in origins)
         self.oracle = Oracle(spec, profile)
-        self.responses = ResponseKinds(spec, self.oracle.validator, profile, base_path=self.base_path)
+        self.responses = ResponseKinds(spec, self.oracle.validator, profile, base_path=self.base_path,
+                                       origins=link_origins)
         self.lifecycle = Lifecycle(spec, profile, capacity=capacity)
         self._lock = threading.Lock()
         self.prefixes = tuple(sorted({"/" + p.split("/")[1] + "/" for p in spec.document.get("paths", {})
@@ -177,11 +184,9 @@ class ExchangeJudge:
         if answer is None:
             return Judgement(op.operation_id if op else None, None, tuple(found), predicted)
         # codes are in refusals only (A6); the body is decoded once for the links and the lifecycle
-        code = answer.code if answer.status >= 400 and not answer.truncated else None
-        try:
-            decoded = {} if answer.truncated else decode_object(answer.body)
-        except RecursionError:  # too deep to decode: no links or state to read (the body check says it is too deep)
-            decoded = {}
+        # the body decoded once, within the loader's limits (decoding.py): the code, the answer's checks, the state
+        decoded = None if answer.truncated else decode(answer.body)
+        code = code_of(decoded.value) if decoded is not None and answer.status >= 400 else None
         actual = describe(answer.status, code)
         if errors:
             found += self._refused_request(op, resolution.path_values, sent, answer, code, actual, expected, errors)
@@ -190,7 +195,8 @@ class ExchangeJudge:
         if op is not None and answer.status != RATE_LIMITED:  # a limit says nothing of the operation (RFC 6585)
             found += self._answer(op, resolution.path_values, path, answer, actual, decoded)
             if not errors:
-                found += self.lifecycle.judge(op, resolution.path_values, request, answer, decoded or {}, actual,
+                found += self.lifecycle.judge(op, resolution.path_values, request, answer,
+                                              decoded.object() if decoded is not None else {}, actual,
                                               self._server_finding(actual))
         return Judgement(op.operation_id if op else None, None, tuple(found), predicted)
 
@@ -318,9 +324,9 @@ class ExchangeJudge:
         return finding
 
     def _answer(self, op: Operation, path_values: dict[str, str], path: str, answer: RecordedAnswer,
-                actual: str, decoded: dict | None) -> list[ExchangeFinding]:
+                actual: str, decoded: Decoded | None) -> list[ExchangeFinding]:
         problems = self.responses.operation_problems(op, path_values, path, answer.status, answer.content_type,
-                                                     answer.body, body_known=not answer.truncated, decoded=decoded)
+                                                     answer.body, decoded, body_known=not answer.truncated)
         return [ExchangeFinding(SERVER, p.rule, ERROR, p.ref, p.pointer, p.message, DECLARED_ANSWER, actual)
                 for p in problems]
 

@@ -12,25 +12,24 @@ tppMessage without one), only the status and code can be judged: :func:`reason_u
 """
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Iterable
 
 from validator.findings import Finding
 
+from .decoding import decode
+
 BODY, HEADERS, QUERY = "/body", "/headers/", "/query/"
 
 
-def _messages(body: bytes) -> list[dict[str, Any]]:
-    try:
-        value = json.loads(body) if body else None
-    except ValueError:
-        return []
+def _messages(body: Any) -> list[dict[str, Any]]:
+    """The tppMessages of an answer: its body's bytes, or the JSON value its exchange decoded (decoding.py)."""
+    value = decode(body).value if isinstance(body, (bytes, bytearray)) else body
     messages = value.get("tppMessages") if isinstance(value, dict) else None
     return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
 
 
-def answer_paths(body: bytes) -> list[str]:
+def answer_paths(body: Any) -> list[str]:
     """The tppMessage paths an answer gives (none for the bulk body or messages without a path)."""
     return [m["path"] for m in _messages(body) if isinstance(m.get("path"), str)]
 
@@ -64,7 +63,7 @@ def points_at(path: str, pointer: str) -> bool | None:
     return None
 
 
-def reason_problem(body: bytes, errors: Iterable[Finding]) -> str | None:
+def reason_problem(body: Any, errors: Iterable[Finding]) -> str | None:
     """A refusal for another reason: the answer gives paths and none points at a place the request is wrong. None
     when a path points there, when no path is given, or when no place has a comparable form."""
     paths = answer_paths(body)
@@ -78,6 +77,6 @@ def reason_problem(body: bytes, errors: Iterable[Finding]) -> str | None:
             f"{', '.join(dict.fromkeys(places[:3]))}: a refusal for another reason")
 
 
-def reason_unjudged(body: bytes) -> str:
+def reason_unjudged(body: Any) -> str:
     """For the evidence of a refusal judged by status and code alone."""
     return "" if answer_paths(body) else " (the answer names no path: only its status and code are judged)"

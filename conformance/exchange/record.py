@@ -7,10 +7,11 @@ forwarded, ``obvalidate traffic`` from a HAR entry -- and the judge (:mod:`.judg
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from .decoding import code_of, decode
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,8 @@ class RecordedAnswer:
 
     @property
     def code(self) -> str | None:
-        """The error code the answer names (None also when its JSON is nested too deep to decode)."""
-        try:
-            return answer_code(self.body)
-        except RecursionError:
-            return None
+        """The error code the answer names (A6), its body decoded within the loader's limits (decoding.py)."""
+        return code_of(decode(self.body).value)
 
 
 def header_value(headers: Any, name: str) -> str | None:
@@ -77,23 +75,3 @@ def normal_origin(origin: str) -> str:
         if text.startswith(scheme) and text.endswith(port):
             return text[: -len(port)]
     return text
-
-
-def answer_code(body: bytes) -> str | None:
-    """The error code an answer names: ``tppMessages[0].code`` (A6), or the bulk error body's ``code``. JSON nested
-    deeper than the decoder goes raises RecursionError (a caller that must say why it judged the status alone, as
-    the edge-case reports do, needs to know)."""
-    if not body or body.lstrip()[:1] not in (b"{", b"["):  # only a container can nest (or name a code)
-        return None
-    try:
-        value = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    messages = value.get("tppMessages")
-    if isinstance(messages, list) and messages and isinstance(messages[0], dict):
-        code = messages[0].get("code")
-    else:
-        code = value.get("code")
-    return code if isinstance(code, str) else None

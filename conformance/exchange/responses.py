@@ -5,22 +5,26 @@ and the body must pass the validator's response kind for (operation, status) -- 
 several (``anyOf``). Every ``_links`` href of a JSON answer must lead to an operation of the spec (the path matched
 whatever the method, as :func:`validator.request.resolve_operation` matches it) with the answer's own ids: a link
 naming another paymentId, basketId or authorisationId than the request's or the answer's own is a finding. The link
-the spec names as its SCA page (``x-sca-page.url``) is a page for the PSU's browser, not an operation: exempt.
+the spec names as its SCA page (``x-sca-page.url``) is a page for the PSU's browser, not an operation: exempt. Every
+link, the SCA page's too, must stay on the target's origin or one allowed (origins.py): a link elsewhere is
+``link-off-target``. The body is read as the exchange decoded it (decoding.py): an answer the gate cannot decode
+(nested too deep, too large) is ``answer-not-judged``, saying why.
 """
 from __future__ import annotations
 
-import copy
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 from validator import Validator
-from validator.context import DEFAULT_PROFILE, Context, Profile
+from validator.context import DEFAULT_PROFILE, Profile
 from validator.findings import ERROR
 from validator.request import resolve_operation, resolve_path
 from validator.spec import Spec
+
+from .decoding import NOT_JUDGED, Decoded, decode, not_judged_message
+from .origins import OffTarget, Origins
 
 JSON = "application/json"
 # A6: the two documented error bodies, by schema: tppMessages, and the bulk operation's {id, system, status, code,
@@ -35,8 +39,11 @@ ERROR_BODY_WORDS = {TPP_MESSAGES: '{"tppMessages": [...]}', BULK_ERROR: "{id, sy
 # The ids an answer's links must keep: a link to a resource is a link to this one (path parameters of the spec).
 OWN_IDS = ("paymentId", "basketId", "authorisationId")
 LINK_REF = "Endpoints"
-LINK_RULES = ("link-unresolved", "link-foreign-id")
-OUTSIDE_CACHE_BOUND = 4096
+LINK_RULES = ("link-unresolved", "link-foreign-id", OffTarget.rule)
+# An answer up to this size has its findings in text order (its text scanned once more for their places, as the
+# validator's reports have them); a larger one in pointer order, never decoded twice.
+POSITIONED_BYTES = 1024 * 1024
+CACHE_BOUND = 4096   # places and link shapes remembered (an answer's own keys make places: bounded)
 
 
 @dataclass(frozen=True)
@@ -49,14 +56,17 @@ class ResponseProblem:
 
 class ResponseKinds:
     def __init__(self, spec: Spec, validator: Validator, profile: Profile = DEFAULT_PROFILE,
-                 base_path: str = "") -> None:
+                 base_path: str = "", origins: Origins | None = None) -> None:
         self.spec = spec
+        self.origins = origins   # None: where a link leads is not judged by origin (a caller without a target)
         self.validator = validator
         self.profile = profile
         self.kinds = {k.schema_name: k.name for k in spec.kinds.values() if not k.is_request}
         self.base_path = base_path.rstrip("/")
         page = re.match(r"_links\.(\w+)\.href", str((spec.document.get("x-sca-page") or {}).get("url", "")))
         self.page_links = {page.group(1)} if page else set()
+        # The SCA page's link is the page's decision (A24: on the implementation), an operation's link Endpoints'.
+        self.page_ref = str((spec.document.get("x-sca-page") or {}).get("x-assumption") or LINK_REF)
         # schemas are the spec's own (they live as long as it): a place's answer depends on the schema and tokens
         self._outside_cache: dict[tuple[int, tuple[str, ...]], bool] = {}
         self._good_links: set[str] = set()   # link shapes found good (_link_problem), bounded as the cache above
@@ -67,29 +77,33 @@ class ResponseKinds:
         chosen = ERROR_BODIES.get(self.profile.error_body)
         return [n for n in declared if n in (TPP_MESSAGES, BULK_ERROR)] if chosen is None else list(chosen)
 
-    def problems(self, method: str, path: str, status: int, content_type: str, body: bytes, *,
-                 body_known: bool = True, context: Context | None = None) -> list[ResponseProblem]:
-        """What is wrong with an answer of ``method path``; ``body_known`` False (a body cut short by a cap): the
-        status and content type only. ``context``: the payments the answer's rules need (a basket's, A2)."""
+    def problems(self, method: str, path: str, status: int, content_type: str, body: bytes,
+                 decoded: Decoded | None = None, *, body_known: bool = True) -> list[ResponseProblem]:
+        """What is wrong with an answer of ``method path``; ``decoded``, the body as the exchange decoded it (decoded
+        here if not); ``body_known`` False (a body cut short by a cap): the status and content type only."""
         resolution = resolve_operation(self.spec, method, path)
         op = resolution.operation
         if op is None:
             return []  # no operation: what the answer must be is the request check's business (404, 405)
-        return self.operation_problems(op, resolution.path_values, path, status, content_type, body,
-                                       body_known=body_known, context=context)
+        return self.operation_problems(op, resolution.path_values, path, status, content_type, body, decoded,
+                                       body_known=body_known)
 
     def operation_problems(self, op, path_values: dict[str, str], path: str, status: int, content_type: str,
-                           body: bytes, *, body_known: bool = True, context: Context | None = None,
-                           decoded: Any = None) -> list[ResponseProblem]:
-        """:meth:`problems` of an answer of the resolved operation ``op`` (``decoded``: its body already decoded)."""
-        problems = self._answer_problems(op, status, content_type, body, body_known, context)
+                           body: bytes, decoded: Decoded | None = None, *,
+                           body_known: bool = True) -> list[ResponseProblem]:
+        """:meth:`problems` of an answer of the resolved operation ``op``."""
         if not body_known:
-            return problems
+            return self._answer_problems(op, status, content_type, body, None)
+        decoded = decoded if decoded is not None else decode(body)
         media = self.spec.deref(op.responses.get(str(status)) or {}).get("content", {}).get(JSON) or {}
-        return problems + self.link_problems(path, path_values, body, media.get("schema"), decoded=decoded)
+        answer = self._answer_problems(op, status, content_type, body, decoded)
+        if decoded.why_not:
+            return answer   # its links cannot be read either: the one finding says why
+        return answer + self.link_problems(path, path_values, body, media.get("schema"), decoded=decoded)
 
     def _answer_problems(self, op, status: int, content_type: str, body: bytes,
-                         body_known: bool = True, context: Context | None = None) -> list[ResponseProblem]:
+                         decoded: Decoded | None) -> list[ResponseProblem]:
+        """``decoded`` None: the body is not known whole (cut by a cap), only the status and content type judged."""
         declared = op.responses.get(str(status))
         if declared is None:
             known = ", ".join(sorted(op.responses))
@@ -107,7 +121,7 @@ class ResponseKinds:
             return [ResponseProblem("content-type", "Endpoints",
                                     f"{op.operation_id} {status}: Content-Type {content_type!r}, not {JSON}",
                                     "/headers/content-type")]
-        if not body_known:
+        if decoded is None:
             return []
         schema = media.get("schema", {})
         refs = [schema.get("$ref")] + [s.get("$ref") for s in schema.get("anyOf", ())]
@@ -118,11 +132,11 @@ class ResponseKinds:
         names = [n for n in names if n in self.kinds]
         if not names:
             return []
-        validator = self.validator
-        if context is not None:
-            validator = copy.copy(validator)
-            validator.context = context
-        reports = [validator.validate_bytes(body, self.kinds[n]) for n in names]
+        if decoded.why_not:
+            return [ResponseProblem(NOT_JUDGED, "", f"{op.operation_id} {status}: {not_judged_message(decoded.why_not)}",
+                                    "/body")]
+        positioned = body if len(body) <= POSITIONED_BYTES else None
+        reports = [self.validator.validate_loaded(decoded.loaded, self.kinds[n], data=positioned) for n in names]
         for name, report in zip(names, reports):
             borrowed = name not in declared_errors and name in (TPP_MESSAGES, BULK_ERROR)
             if not [f for f in report.errors if not (borrowed and f.rule in BULK_TABLE_RULES)]:
@@ -140,11 +154,12 @@ class ResponseKinds:
 
     # ---- links ----
     def link_problems(self, path: str, path_values: dict[str, str], body: bytes,
-                      schema: dict | None = None, *, decoded: Any = None) -> list[ResponseProblem]:
-        """Each ``_links`` href of the answer (at any depth) leads to an operation of the spec, with the answer's own
-        ids (those of the request's path and the ids the answer issues). Links whose schema in the answer's
-        ``schema`` says they lead outside the spec's operations (``x-links-outside-operations``) are not judged."""
-        value = decoded if decoded is not None else decode_object(body)
+                      schema: dict | None = None, *, decoded: Decoded | None = None) -> list[ResponseProblem]:
+        """Each ``_links`` href of the answer (at any depth) stays on the target's origin (or one allowed) and leads
+        to an operation of the spec, with the answer's own ids (those of the request's path and the ids the answer
+        issues). Links whose schema in the answer's ``schema`` says they lead outside the spec's operations
+        (``x-links-outside-operations``) are not judged; the SCA page's link is judged for its origin only."""
+        value = (decoded if decoded is not None else decode(body)).value
         if not isinstance(value, dict):
             return []
         own = {name: {path_values[name]} for name in OWN_IDS if path_values.get(name)}
@@ -153,9 +168,14 @@ class ResponseKinds:
                 own.setdefault(name, set()).add(value[name])
         found = []
         for where, name, href in _links(value, ""):
-            if name in self.page_links or not isinstance(href, str) or self._outside(schema, where):
+            if not isinstance(href, str) or self._outside(schema, where):
                 continue
-            problem = self._link_problem(path, own, f"{where}/_links/{name}", href)
+            off = self._off_target(path, f"{where}/_links/{name}", href,
+                                   self.page_ref if name in self.page_links else LINK_REF)
+            if off is not None or name in self.page_links:
+                problem = off
+            else:
+                problem = self._link_problem(path, own, f"{where}/_links/{name}", href)
             if problem:
                 found.append(problem)
         return found[:3]
@@ -167,7 +187,7 @@ class ResponseKinds:
         key = (id(schema), tokens)
         found = self._outside_cache.get(key)
         if found is None:
-            if len(self._outside_cache) >= OUTSIDE_CACHE_BOUND:  # an answer's own keys make places: bounded
+            if len(self._outside_cache) >= CACHE_BOUND:  # an answer's own keys make places: bounded
                 self._outside_cache.clear()
             found = self._outside_cache[key] = self._outside_now(schema, tokens)
         return found
@@ -193,6 +213,16 @@ class ResponseKinds:
             return schema["items"]
         extra = schema.get("additionalProperties")
         return extra if isinstance(extra, dict) else None
+
+    def _off_target(self, path: str, where: str, href: str, ref: str) -> ResponseProblem | None:
+        """A link leading off the allowed origins (origins.py), resolved against the URL of the answer."""
+        if self.origins is None:
+            return None
+        try:
+            self.origins.follow(href, self.origins.target.rstrip("/") + path, f"the answer's {where}")
+        except OffTarget as off:
+            return ResponseProblem(OffTarget.rule, ref, str(off), f"/body{where}/href")
+        return None
 
     def _link_problem(self, path: str, own: dict[str, set[str]], where: str, href: str) -> ResponseProblem | None:
         if href.startswith("/") and not href.startswith("//") and "/." not in href:
@@ -221,34 +251,23 @@ class ResponseKinds:
                                        f"/body{where}/href")
         placed = {name for name, value in resolved.path_values.items() if value in owner and owner[value] == name}
         if all(s not in owner or owner[s] in placed for s in segments):  # each own id sits in its own parameter
-            if len(self._good_links) >= OUTSIDE_CACHE_BOUND:
+            if len(self._good_links) >= CACHE_BOUND:
                 self._good_links.clear()
             self._good_links.add(shape)
         return None
 
 
-def decode_object(body: bytes) -> dict | None:
-    """An answer's JSON object, or None (not JSON, not an object). JSON nested deeper than the decoder goes raises
-    RecursionError: the gate's checks say why they judged such an answer by its status alone (edge-case reports)."""
-    if not body or body.lstrip()[:1] != b"{":
-        return None
-    try:
-        value = json.loads(body)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def _links(value, where: str):
-    """(pointer of the object, link name, href) of every ``_links`` member at any depth."""
-    if isinstance(value, dict):
-        links = value.get("_links")
-        if isinstance(links, dict):
-            for name, link in links.items():
-                yield where, name, link.get("href") if isinstance(link, dict) else None
-        for key, item in value.items():
-            if key != "_links":
-                yield from _links(item, f"{where}/{key}")
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _links(item, f"{where}/{i}")
+    """(pointer of the object, link name, href) of every ``_links`` member at any depth, in document order (a walk
+    without recursion: a target's nesting is the loader's limit, not the interpreter's)."""
+    stack = [(value, where)]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, dict):
+            links = node.get("_links")
+            if isinstance(links, dict):
+                for name, link in links.items():
+                    yield at, name, link.get("href") if isinstance(link, dict) else None
+            stack.extend((item, f"{at}/{key}") for key, item in reversed(node.items()) if key != "_links")
+        elif isinstance(node, list):
+            stack.extend((item, f"{at}/{i}") for i, item in reversed(list(enumerate(node))))

@@ -154,6 +154,10 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
 @click.option("--max-response-bytes", default=DEFAULT_MAX_BYTES, show_default=True, type=click.IntRange(1),
               metavar="N", help="The most bytes an answer's body may have (after gzip/deflate): a longer one is cut "
                                 "there and is an answer-too-large finding (once per operation, measured).")
+@click.option("--allow-origin", "allow_origins", multiple=True, metavar="URL",
+              help="An origin (scheme://host[:port]) besides the target's that links may lead to, such as the SCA "
+                   "page's host (repeatable). A link to any other origin is a link-off-target finding, never a "
+                   "request.")
 @click.option("--wait-for-target", type=click.FloatRange(0), metavar="S",
               help="Poll the target until it answers, for at most S seconds (a server still starting), then run; "
                    "exit 2 if it never answers.")
@@ -196,7 +200,8 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             fmt: str, faults: tuple[str, ...], baseline_path: str | None = None, write_baseline: str | None = None,
             full_curl: bool = False, replay_path: str | None = None, finding_names: tuple[str, ...] = (),
             tls_cert: str | None = None, tls_key: str | None = None, ca_bundle: str | None = None,
-            insecure: bool = False, quiet: bool = False, max_response_bytes: int = DEFAULT_MAX_BYTES) -> None:
+            insecure: bool = False, quiet: bool = False, max_response_bytes: int = DEFAULT_MAX_BYTES,
+            allow_origins: tuple[str, ...] = ()) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
 
     Suites: schema (Schemathesis positive generation per operation, every answer checked against the spec and the
@@ -220,6 +225,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
         raise ConformUsageError(f"no check of the suites {', '.join(chosen)} matches {check_patterns!r}")
     identities = _identities(cert, key, second_cert, second_key)
     gateway_headers = _headers(headers)
+    allowed_origins = _allowed_origins(allow_origins)
     if faults and target != REFERENCE:
         raise ConformUsageError("--fault applies to --target reference only")
     if target != REFERENCE and not target.startswith(("http://", "https://")):
@@ -243,7 +249,8 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
         from .pool import GatewayOptions
 
         _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections, fmt,
-                GatewayOptions(gateway_headers, rate_limit, request_timeout, max_response_bytes), wait_for_target)
+                GatewayOptions(gateway_headers, rate_limit, request_timeout, max_response_bytes,
+                               allowed_origins=allowed_origins), wait_for_target)
     progress = Progress(progress_mode(quiet, fmt), selected(chosen, patterns))
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
@@ -261,6 +268,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             options.full_curl = full_curl
             options.headers, options.rate_limit, options.request_timeout = gateway_headers, rate_limit, request_timeout
             options.max_response_bytes = max_response_bytes
+            options.allowed_origins = allowed_origins
             result = run(options, progress=progress)
     except TlsFailure as exc:
         progress.close()
@@ -296,6 +304,18 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     gating = [g for g in report.groups(result) if g.baseline != "known"]   # with a baseline, the new findings
     failed = gating or any(o.status == "error" for o in result.outcomes)
     sys.exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
+
+
+def _allowed_origins(values: tuple[str, ...]) -> tuple[str, ...]:
+    """The --allow-origin values, each an http(s) origin; a usage error (exit 2) saying what is wrong otherwise."""
+    from conformance.exchange.origins import parse_allowed
+
+    for text in values:
+        try:
+            parse_allowed(text)
+        except ValueError as exc:
+            raise ConformUsageError(f"--allow-origin: {exc}") from None
+    return tuple(values)
 
 
 def _baseline(path: str | None):

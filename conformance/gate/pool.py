@@ -47,6 +47,7 @@ from conformance.bounded import DEFAULT_MAX_BYTES, AnswerTimeout, Limits, Unboun
 from conformance.bounded import AnswerTooLarge as _Oversized
 from conformance.bounded import transport as bounded_transport
 
+from conformance.exchange.origins import Origins
 from .tls import TlsOptions
 
 DEFAULT_MAX_CONNECTIONS = 8
@@ -161,6 +162,8 @@ class GatewayOptions:
     rate_limit: float | None = None
     timeout: float = TIMEOUT
     max_response_bytes: int = DEFAULT_MAX_BYTES
+    # Origins besides the target's a request may go to (--allow-origin, origins.py): the pool sends nowhere else.
+    allowed_origins: tuple[str, ...] = ()
 
 
 def _origin(url: httpx.URL | str) -> tuple[str, str, int | None]:
@@ -176,10 +179,13 @@ class Gateway(httpx.BaseTransport):
         self.inner = inner
         self.options = options
         self.origin = _origin(origin) if origin else None
+        self.origins = Origins(origin, options.allowed_origins) if origin else None
         self.limiter = RateLimiter(options.rate_limit) if options.rate_limit else None
         self.waited_429 = 0   # seconds spent waiting for Retry-After (the run's report may say it)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.origins is not None:   # the guard behind every follower of a link (origins.py): nothing goes elsewhere
+            self.origins.check(request.url, f"a request of the run ({request.method})")
         if self.options.headers and (self.origin is None or _origin(request.url) == self.origin):
             for name, value in self.options.headers:   # the client's own value wins (a check may set one)
                 if name not in request.headers:

@@ -4,7 +4,7 @@
            [--ob-check 'semantic:amount-*'] [--ob-max-examples 10] [--ob-seed 0] [--ob-profile F]
            [--ob-cert C --ob-key K] [--ob-max-connections 8]
            [--ob-header 'Name: value' ...] [--ob-rate-limit N] [--ob-request-timeout S]
-           [--ob-tls-cert C --ob-tls-key K] [--ob-ca-bundle F | --ob-insecure]
+           [--ob-tls-cert C --ob-tls-key K] [--ob-ca-bundle F | --ob-insecure] [--ob-allow-origin URL ...]
 
 ``--ob-target reference`` starts the bundled reference sandbox for the session. Without ``--ob-target`` the plugin
 adds nothing. A check with findings fails with each finding (rule, section, expected and actual answer, curl
@@ -40,13 +40,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ob-tls-cert", default=None, help="TLS client certificate (PEM; the QWAC, not the signing one).")
     group.addoption("--ob-tls-key", default=None, help="Its private key (PEM).")
     group.addoption("--ob-ca-bundle", default=None, help="CAs (PEM) trusted for the target's certificate.")
+    group.addoption("--ob-allow-origin", action="append", default=[], metavar="URL",
+                    help="An origin besides the target's that links may lead to (repeatable); any other is a finding.")
     group.addoption("--ob-insecure", action="store_true", default=False,
                     help="Do not verify the target's certificate (warns).")
 
 
 def gateway_options(opt):
-    """The session's gateway options (pool.py) from the --ob-header, --ob-rate-limit, --ob-request-timeout and
-    --ob-max-response-bytes."""
+    """The session's gateway options (pool.py) from the --ob-header, --ob-rate-limit, --ob-request-timeout,
+    --ob-max-response-bytes and --ob-allow-origin."""
+    from conformance.exchange.origins import parse_allowed
     from .pool import DEFAULT_MAX_BYTES, TIMEOUT, GatewayOptions, parse_header
 
     try:
@@ -58,7 +61,13 @@ def gateway_options(opt):
     if (rate is not None and rate <= 0) or (timeout is not None and timeout <= 0) or (cap is not None and cap < 1):
         raise pytest.UsageError("--ob-rate-limit, --ob-request-timeout and --ob-max-response-bytes are positive "
                                 "numbers")
-    return GatewayOptions(headers, rate, timeout or TIMEOUT, cap or DEFAULT_MAX_BYTES)
+    allowed = tuple(opt("--ob-allow-origin") or ())
+    for text in allowed:
+        try:
+            parse_allowed(text)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--ob-allow-origin: {exc}") from None
+    return GatewayOptions(headers, rate, timeout or TIMEOUT, cap or DEFAULT_MAX_BYTES, allowed_origins=allowed)
 
 
 class _Run:

@@ -20,6 +20,7 @@ from validator.spec import Spec, load_spec
 from . import suites as _suites  # noqa: F401 - importing the suites registers their checks
 from .baseline import Baseline
 from .model import REGISTRY, SUITES, Check, Finding, NotExercised, Outcome
+from conformance.exchange.origins import OffTarget
 from .pool import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONNECTIONS, TIMEOUT, GatewayOptions, Unanswered
 from .session import Identities, Session, TargetUnreachable
 from .tls import TlsOptions
@@ -50,9 +51,12 @@ class RunOptions:
     request_timeout: float = TIMEOUT
     max_response_bytes: int = DEFAULT_MAX_BYTES   # the most an answer's body may have (conformance/bounded.py)
     tls: TlsOptions | None = None      # the TLS client certificate and the CAs trusted (file names: they travel)
+    # Origins besides the target's the run may follow links to (--allow-origin, origins.py).
+    allowed_origins: tuple[str, ...] = ()
 
     def gateway(self) -> GatewayOptions:
-        return GatewayOptions(self.headers, self.rate_limit, self.request_timeout, self.max_response_bytes)
+        return GatewayOptions(self.headers, self.rate_limit, self.request_timeout, self.max_response_bytes,
+                              allowed_origins=self.allowed_origins)
 
 
 @dataclass
@@ -120,6 +124,8 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
                 raise
             except Unanswered as problem:  # a timeout or a 429 that did not pass: its own finding, the run goes on
                 session.unanswered(problem)
+            except OffTarget as problem:  # a request off the target's origins the pool refused: a finding, not sent
+                session.off_target(problem)
             except Exception as exc:  # a defect of the check itself: reported, never a traceback to the user
                 outcome = session.outcome("-")
                 outcome.status = "error"
@@ -192,6 +198,7 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
                        request_timeout=options.request_timeout, max_response_bytes=options.max_response_bytes,
                        tls=options.tls)
     plain.full_curl = options.full_curl
+    plain.allowed_origins = options.allowed_origins
     import multiprocessing
 
     result = RunResult(options.base_url, options)

@@ -22,8 +22,9 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from conformance.client import Identity, PreparedRequest, SignedClient
+from conformance.exchange.decoding import MAX_BYTES, NOT_JUDGED, Decoded, code_of, decode
 from conformance.exchange.judge import ExchangeJudge
-from conformance.exchange.record import answer_code
+from conformance.exchange.origins import OffTarget, shown
 from conformance.exchange.responses import ERROR_BODY_RULE, LINK_RULES, ResponseProblem
 from validator.context import Context, Profile
 from validator import Validator
@@ -46,14 +47,18 @@ EXCERPT = 240
 NOT_REPRODUCIBLE = "not reproducible on retry"
 # An operation a target without the sandbox's extras answers like this does not exist there.
 ABSENT_STATUSES = (404, 405, 501)
-def answer_of(response: Any) -> Answer:
-    """The answer of an httpx response, or of Schemathesis' (the fuzz suites')."""
+def answer_of(response: Any, decoded: Decoded | None = None) -> Answer:
+    """The answer of an httpx response, or of Schemathesis' (the fuzz suites'); ``decoded``, its body as the exchange
+    decoded it (decoded here if not)."""
     body = response.content or b""
-    code = answer_code(body)   # the judge's reading of the code (A6: tppMessages, or the bulk error body)
-    text = body.decode("utf-8", "replace")
+    # the judge's reading of the code (A6: tppMessages, or the bulk error body)
+    code = code_of((decoded if decoded is not None else decode(body)).value)
+    # The excerpt's characters only (at most 4 bytes each), never the whole body decoded once more.
+    text = body[:EXCERPT * 4].decode("utf-8", "replace")
+    cut = len(text) > EXCERPT or len(body) > EXCERPT * 4
     # The excerpt and the headers are the target's own answer, escaped (a hostile answer reaches a terminal, XML).
     return Answer(response.status_code, code if isinstance(code, str) else None,
-                  printable(text if len(text) <= EXCERPT else text[:EXCERPT] + "…"),
+                  printable(text[:EXCERPT] + "…" if cut else text),
                   bounded_headers(_header_pairs(response.headers)))
 
 
@@ -123,6 +128,19 @@ class Exchange:
     request: PreparedRequest
     response: httpx.Response
     answer: Answer
+    decoded: Decoded | None = None   # the body, decoded once (decoding.py): every reader of the answer reads this
+
+    def __post_init__(self) -> None:
+        if self.decoded is None:
+            self.decoded = decode(self.response.content)
+
+    def json(self) -> Any:
+        """The answer's JSON value; None when it has none the gate can read."""
+        return self.decoded.value
+
+    def object(self) -> dict:
+        """The answer's JSON object; empty when it is none (or cannot be read)."""
+        return self.decoded.object()
 
 
 @dataclass
@@ -179,15 +197,18 @@ class Session:
         if self.gateway.headers:  # the oracle knows the run's gateway headers: never "not accepted"
             self.profile = self.profile._replace(gateway_headers=self.profile.gateway_headers | frozenset(
                 name.lower() for name, _value in self.gateway.headers))
-        # the exchange judge's oracle and answer checks are the gate's (one copy: conformance.exchange)
-        self.judge = ExchangeJudge(self.spec, self.profile, base_path=urlsplit(self.base_url).path)
-        self.validator = self.judge.oracle.validator
-        self.responses = self.judge.responses
         self.catalogue = catalogue()
         self._lock = threading.Lock()
         self._error_body_lock = threading.Lock()
         self._clients: list[SignedClient] = []
         self.pool = ConnectionPool(self.max_connections, self.gateway, origin=self.base_url, tls=self.tls)
+        # Where the run may send requests (origins.py): the pool's guard and every follower of a link ask the same.
+        self.origins = self.pool.transport.origins
+        # the exchange judge's oracle and answer checks are the gate's (one copy: conformance.exchange)
+        self.judge = ExchangeJudge(self.spec, self.profile, base_path=urlsplit(self.base_url).path,
+                                   link_origins=self.origins)
+        self.validator = self.judge.oracle.validator
+        self.responses = self.judge.responses
         self._unanswered: dict[tuple[str, str], str] = {}   # (rule, operation) -> the check that reported it
 
     # ---- clock and clients ----
@@ -275,6 +296,23 @@ class Session:
             outcome.findings.append(finding)
             outcome.status = "failed"
 
+    def off_target(self, problem: OffTarget, exchange: Exchange | None = None, *, operation: str | None = None,
+                   ref: str = "", response: Any = None) -> None:
+        """A link of the target's leading off the allowed origins (origins.py): a finding, never a request. With
+        ``exchange``, the answer that carried the link (its request's curl); once per check, operation and rule, as
+        the answer's own link check may have reported it already."""
+        op = operation or (exchange.operation if exchange else "-")
+        key = (self._check[1], op, OffTarget.rule)
+        with self._lock:
+            if key in self._links_reported:
+                return
+            self._links_reported.add(key)
+        self.exercised_rules.add(OffTarget.rule)
+        allowed = ", ".join(shown(o) for o in problem.allowed)
+        self.disagree(exchange, rule=OffTarget.rule, ref=ref, operation=op, response=response,
+                      expected=f"a link on the target's origin ({allowed}; more with --allow-origin)",
+                      message=str(problem))
+
     # ---- sending ----
     def send(self, client: SignedClient, request: PreparedRequest, operation: str, *,
              absence_judged_apart: bool = False) -> Exchange:
@@ -284,15 +322,15 @@ class Session:
             response = client.send_prepared(request)
         except httpx.HTTPError as exc:
             raise self.unreachable(f"{request.method} {request.target}", exc) from None
-        exchange = Exchange(operation, request, response, answer_of(response))
+        exchange = self.exchange(operation, request, response)
         self.outcome(operation).cases += 1
         self.record_case(operation, request)
-        self.learn_issued_ids(response)
+        self.learn_issued_ids(exchange.json())
         if absence_judged_apart and response.status_code in ABSENT_STATUSES:
             return exchange
         for problem in self.response_problems(exchange):
             self.exercised_rules.add(problem.rule)
-            if problem.rule in LINK_RULES:  # a target's way of writing links: once per check, operation and rule
+            if problem.rule in LINK_RULES or problem.rule == NOT_JUDGED:  # once per check, operation and rule
                 key = (self._check[1], operation, problem.rule)
                 if key in self._links_reported:
                     continue
@@ -301,6 +339,15 @@ class Session:
                           message=f"response: {problem.message}")
         return exchange
 
+    def exchange(self, operation: str, request: PreparedRequest, response: Any) -> Exchange:
+        """The exchange of one answer, its body decoded once (decoding.py). Schemathesis' answer gets the same value
+        as its own (its links read it), so nothing decodes the body again."""
+        # The loader takes what the pool read (at most --max-response-bytes): the answer read is the answer decoded.
+        decoded = decode(response.content, max_bytes=max(self.gateway.max_response_bytes, MAX_BYTES))
+        if hasattr(type(response), "_deserialized") and (decoded.value is not None or decoded.why_not):
+            response._deserialized = decoded.value
+        return Exchange(operation, request, response, answer_of(response, decoded), decoded)
+
     def response_problems(self, exchange: Exchange, content_type: str | None = None) -> list[ResponseProblem]:
         """What is wrong with an answer per the spec and the response kinds; an error body that is not a documented
         one (A6) is counted towards the run's one finding of it, not returned."""
@@ -308,7 +355,7 @@ class Session:
         if content_type is None:
             content_type = response.headers.get("content-type", "")
         problems = self.responses.problems(request.method, request.target.split("?", 1)[0], response.status_code,
-                                           content_type, response.content)
+                                           content_type, response.content, decoded=exchange.decoded)
         for problem in problems:
             if problem.rule == ERROR_BODY_RULE:
                 self.count_error_body(exchange, problem)
@@ -364,13 +411,8 @@ class Session:
                     hashlib.sha256(body.encode("utf-8", "surrogateescape")).hexdigest())
             self.cases.append(case)
 
-    def learn_issued_ids(self, response: httpx.Response) -> None:
-        if not response.content.startswith(b"{"):
-            return
-        try:
-            body = response.json()
-        except ValueError:
-            return
+    def learn_issued_ids(self, body: Any) -> None:
+        """The ids an answer's JSON value issues (paymentId, basketId, authorisationId), named for the cases."""
         if not isinstance(body, dict):
             return
         with self._lock:

@@ -292,7 +292,12 @@ async def sca_page_nowhere(request):
 
 
 def test_an_sca_page_that_cannot_be_reached_is_the_targets_finding_not_an_error(identities):
+    """The page's host is allowed (--allow-origin) but no resolver takes it; not allowed, it is link-off-target."""
     with App(sca_page_nowhere) as url:
-        result = gate(url, ("stateful:cancellation", "stateful:lifecycle"), identities)
+        result = run(RunOptions(url, SUITES, identities=identities, seed=0, max_examples=1,
+                                checks=("stateful:cancellation", "stateful:lifecycle"),
+                                allowed_origins=("https://" + "x" * 70 + ".example",)))
+        elsewhere = gate(url, ("stateful:lifecycle",), identities)
     assert not [o for o in result.outcomes if o.status == "error"], [o.reason for o in result.outcomes]
     assert [f for f in result.findings if f.ref == "A24" and "could not be reached" in f.message], describe(result)
+    assert [f.rule for f in elsewhere.findings if f.ref == "A24"] == ["link-off-target"], describe(elsewhere)

@@ -132,7 +132,7 @@ def test_deep_json_is_judged_by_its_status(tmp_path):
                and c["agree"] is not None]
     assert refused and all(c["actual"] == "400" and c["agree"] is False for c in refused)  # no code readable
     assert {c["note"] for c in report["cases"] if c["unsent"] == NOT_EXERCISED} == {
-        "the target's answer is JSON nested too deep to decode"}
+        "the target's test data could not be read: JSON nested deeper than 512 levels (the gate decodes at most 512)"}
 
 
 def test_a_target_that_goes_away_ends_the_run_with_exit_2(tmp_path):

@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import functools
-import json
 import warnings
 from typing import Any
 
@@ -38,7 +37,7 @@ from validator.context import Context, today_in_oslo
 from validator.signing import SignableRequest, sign_request
 
 from ..model import DECLARED_ANSWER, Expected, check
-from ..session import Disagreement, Exchange, Session, answer_of
+from ..session import Disagreement, Exchange, Session
 
 SIGNER_HEADERS = {"digest", "signature", "tpp-signature-certificate", "date"}
 # Headers of HTTP itself, not of the interface, that Schemathesis would vary at random: content negotiation (a random
@@ -227,13 +226,10 @@ def _resources(session: Session) -> list[dict[str, str]]:
     return known
 
 
-def _remember(session: Session, case, target: str, response) -> None:
-    if response.status_code not in (200, 201):
+def _remember(session: Session, case, target: str, exchange: Exchange) -> None:
+    if exchange.response.status_code not in (200, 201):
         return
-    try:
-        value = response.json()
-    except ValueError:
-        return
+    value = exchange.json()
     if not isinstance(value, dict):
         return
     ids = {name: value[name] for name in ID_PARAMETERS if isinstance(value.get(name), str)}
@@ -277,8 +273,9 @@ def signed_call(session: Session, operation, case, *, negative: bool = False) ->
     if auth.sent is None:
         return None
     session.record_case(operation_id, auth.sent)
-    session.learn_issued_ids(response)
-    return Exchange(operation_id, auth.sent, response, answer_of(response))
+    exchange = session.exchange(operation_id, auth.sent, response)
+    session.learn_issued_ids(exchange.json())
+    return exchange
 
 
 def send_case(session: Session, operation, case, *, negative: bool, context: Context | None = None):
@@ -288,7 +285,7 @@ def send_case(session: Session, operation, case, *, negative: bool, context: Con
     if exchange is None:
         return None
     operation_id, request, response = exchange.operation, exchange.request, exchange.response
-    remember_links(session, response)
+    remember_links(session, exchange)
     success, refusals = declared(session.spec, operation_id)
     expected, errors = session.predict(request, success=success, context=context)
     if not errors:
@@ -309,7 +306,7 @@ def send_case(session: Session, operation, case, *, negative: bool, context: Con
         raise Disagreement(exchange, expected.describe(), rule,
                            f"{what}: the validator expects {expected.describe()} ({expected.why}); the target "
                            f"answered {exchange.answer.describe()}", expected)
-    _remember(session, case, request.target, response)
+    _remember(session, case, request.target, exchange)
     problems = session.response_problems(exchange, _content_type(response))
     if problems:
         p = problems[0]
@@ -360,7 +357,8 @@ def fuzz_operation(session: Session, operation, *, negative: bool) -> None:
         try:
             send_case(session, operation, case, negative=negative)
         except Disagreement as found:
-            seen.append(found)
+            if not seen:   # the first is the one reported (searching()); each holds its answer
+                seen.append(found)
             raise
 
     seen: list[Disagreement] = []
@@ -471,15 +469,12 @@ def linked_methods(session: Session) -> set[tuple[str, str]]:
     return known
 
 
-def remember_links(session: Session, response) -> None:
-    content = getattr(response, "content", b"") or b""
-    if b'"_links"' not in content:
+def remember_links(session: Session, exchange: Exchange) -> None:
+    if b'"_links"' not in (exchange.response.content or b""):
         return
-    try:
-        value = json.loads(content)
-    except ValueError:
-        return
-    linked_methods(session).update(_linked(session, value))
+    value = exchange.json()
+    if isinstance(value, (dict, list)):
+        linked_methods(session).update(_linked(session, value))
 
 
 def send_unsupported_method(session: Session, operation, case) -> None:

@@ -23,10 +23,7 @@ ACCOUNT_FIELDS = ("creditorAccount", "debtorAccount")
 
 
 def _json(exchange: Exchange) -> Any:
-    try:
-        return exchange.response.json()
-    except ValueError:
-        return None
+    return exchange.json()
 
 
 def not_exercised(session: Session, operation: str, why: str) -> None:
@@ -54,7 +51,7 @@ def _create(session: Session, client, operation: str, body: dict) -> str | None:
     if not available(session, operation):
         return None
     exchange = session.call(client, operation, body=body, query={"allowLogicalDuplicate": "true"})
-    pid = (_json(exchange) or {}).get("paymentId") if exchange.answer.status in CREATED else None
+    pid = exchange.object().get("paymentId") if exchange.answer.status in CREATED else None
     if not isinstance(pid, str) or not pid:
         setup_failed(session, operation, exchange)
         return None

@@ -43,6 +43,7 @@ from conformance.mutations import (MUTATIONS, REQUEST_LEFT_OUT, REQUEST_MUTATION
                                    mutate, mutate_request, payloads, signed_draft, synthetic_identity_number,
                                    valid_optional_headers, _KIND as MUTATION_STATE)
 from conformance.mutations import get_at, set_at, sites
+from conformance.exchange.decoding import decode
 from conformance.exchange.oracle import CODE_UNDECIDED  # the status judged, the code not
 from conformance.exchange.reasons import reason_problem, reason_unjudged
 from validator.context import Context, PaymentFacts
@@ -50,7 +51,7 @@ from validator.findings import ERROR
 from validator.rules import catalogue
 
 from ..model import DECLARED_ANSWER, Expected, NotExercised, check
-from ..session import Disagreement, Exchange, Session, answer_of
+from ..session import Disagreement, Session, answer_of
 from .data import SEPA, sepa_body
 
 # request kind -> the creation operation whose answer depends on the request alone
@@ -104,12 +105,10 @@ def _where(session: Session, operation: str, resources=None) -> dict[str, Any]:
 
 def _refusal(response) -> str:
     """A refusal as a reason says it: status, code and the target's own message."""
-    answer = answer_of(response)
+    decoded = decode(response.content)
+    answer = answer_of(response, decoded)
     message = ""
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
+    body = decoded.value
     if isinstance(body, dict):
         messages = body.get("tppMessages")
         first = messages[0] if isinstance(messages, list) and messages and isinstance(messages[0], dict) else body
@@ -155,7 +154,8 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
         try:
             judge(data)
         except Disagreement as found:
-            seen.append(found)
+            if not seen:   # the first is the one reported (searching()); each holds its answer
+                seen.append(found)
             raise
 
     def judge(data: st.DataObject) -> None:
@@ -173,10 +173,10 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
         response = client.send_prepared(request)
         sent += 1
         session.record_case(operation, request)
-        exchange = Exchange(operation, request, response, answer_of(response))
+        exchange = session.exchange(operation, request, response)
         agrees = expected.allows(exchange.answer) or session.code_unreadable(exchange, expected)
         # where the refusal says what it refuses (a tppMessage path, A6), it must be what the request breaks
-        other_reason = reason_problem(response.content, errors) if agrees and response.status_code not in \
+        other_reason = reason_problem(exchange.json(), errors) if agrees and response.status_code not in \
             http_refusals else None
         if (not agrees or other_reason) and original is not None:
             control = original()
@@ -190,7 +190,7 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
             rule = rule_id or (errors[0].rule if errors else CONTROL)
             raise Disagreement(exchange, expected.describe(), rule, f"{what}: the validator expects "
                                f"{expected.describe()} ({expected.why}); the target answered {exchange.answer.describe()}"
-                               + (reason_unjudged(response.content) if errors and response.status_code >= 400 else ""),
+                               + (reason_unjudged(exchange.json()) if errors and response.status_code >= 400 else ""),
                                expected)
         if response.status_code in http_refusals:
             return  # HTTP's own refusal (A33), not an answer of the interface's: its body is the server's
@@ -269,7 +269,7 @@ def _basket_of_a_fresh_payment(session: Session) -> tuple[dict, Context]:
     payment an earlier basket already holds (a target may allow a payment in one basket only)."""
     created = session.call(_client(session), "createSepaCreditTransfer", body=sepa_body("17.00"),
                            query={"allowLogicalDuplicate": "true"})
-    pid = created.response.json().get("paymentId") if created.answer.status == 201 else None
+    pid = created.object().get("paymentId") if created.answer.status == 201 else None
     if not isinstance(pid, str):
         raise NotExercised(f"setup failed: the target created no payment to put in a basket ({created.answer.describe()})")
     facts = PaymentFacts(SEPA["payment-service"], SEPA["payment-product"], "RCVD")
@@ -414,7 +414,7 @@ def _boundary_control(session: Session, client: SignedClient, operation: str, ki
     response = client.send_prepared(request)
     session.record_case(operation, request)
     session.outcome(operation).cases += 1
-    exchange = Exchange(operation, request, response, answer_of(response))
+    exchange = session.exchange(operation, request, response)
     expected = Expected(success, (), "the validator finds no error")
     session.expect(exchange, expected, rule=CONTROL, ref="", message=f"a valid {kind} with empty values at "
                    f"{', '.join(emptied)} (the schema sets no minimum): the target answered {exchange.answer.describe()}")

@@ -13,7 +13,7 @@ import re
 import threading
 import uuid
 from html.parser import HTMLParser
-from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 
@@ -21,6 +21,7 @@ from conformance.client import SignedClient
 from validator.context import Context, PaymentFacts
 
 from ..model import Expected, NotExercised, check
+from conformance.exchange.origins import OffTarget
 from conformance.exchange.reasons import reason_problem
 from ..session import Exchange, Session
 from .data import (BULK, LACK_OF_FUNDS_AMOUNT, PERIODIC, REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE, bulk_body,
@@ -37,11 +38,7 @@ class Broken(Exception):
 
 
 def _json(exchange: Exchange) -> dict:
-    try:
-        value = exchange.response.json()
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    return exchange.object()
 
 
 def create(session: Session, client: SignedClient, operation: str, body: dict, *, check_id: str, ref: str,
@@ -143,12 +140,19 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
                form_required: bool = True) -> dict[str, list[str]] | None:
     """The page read and its form submitted: the query of the redirect. ``form_required`` False: a page that offers
     no form (an error page, or one saying there is nothing to authorise) is None, not a finding (A35)."""
-    href = (_json(started).get("_links", {}).get("scaRedirect") or {}).get("href")
-    if not href:
+    links = _json(started).get("_links")
+    link = links.get("scaRedirect") if isinstance(links, dict) else None
+    href = link.get("href") if isinstance(link, dict) else None
+    if not isinstance(href, str) or not href:
         session.disagree(started, rule=check_id, ref="A24", expected="_links.scaRedirect.href",
                          message="the authorisation has no scaRedirect link")
         raise Broken("scaRedirect")
-    url = urljoin(session.base_url + "/", href)
+    try:   # the walk goes only where the run may send requests (origins.py): a link elsewhere is a finding
+        url = session.origins.follow(href, session.base_url.rstrip("/") + started.request.target,
+                                     f"_links.scaRedirect.href of {started.operation}'s answer")
+    except OffTarget as off:
+        session.off_target(off, started, ref="A24")
+        raise Broken("scaRedirect") from None
     with session.pool.client() as browser:
         try:
             page = browser.get(url)
@@ -170,7 +174,11 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
                                      f"{page.headers.get('content-type', '')} without the form",
                              operation="sca-page", response=page)
             raise Broken("sca page")
-        action = urljoin(url, html.unescape(form.group(1)))
+        try:
+            action = session.origins.follow(html.unescape(form.group(1)), url, f"the form action of the SCA page {url}")
+        except OffTarget as off:
+            session.off_target(off, operation="sca-page", ref="A24", response=page)
+            raise Broken("sca form") from None
         # as a browser: the form's hidden fields go back as the page gave them (an anti-CSRF token, A37)
         sent = urlencode([*hidden_fields(page.text), (field, customer_number)]).encode()
         answer = browser.post(action, content=sent, headers={"Content-Type": "application/x-www-form-urlencoded"})
@@ -230,8 +238,9 @@ def lifecycle(session: Session, check_id: str) -> None:
     booked = []
     for account in resources.accounts_of(payer.owner):
         listed = session.call(tpp, "listSandboxAccountTransactions", path={"mockAccountId": account})
-        if listed.answer.status == 200 and isinstance(listed.response.json(), list):
-            booked += [t for t in listed.response.json() if t.get("remittanceInformationUnstructured") == text]
+        if listed.answer.status == 200 and isinstance(listed.json(), list):
+            booked += [t for t in listed.json() if isinstance(t, dict)
+                       and t.get("remittanceInformationUnstructured") == text]
     if len(booked) != 1:
         session.disagree(None, rule=check_id, ref="A25", expected="one booked transaction on the debtor account",
                          message=f"{len(booked)} transactions carry the payment's remittance {text!r}",
@@ -274,7 +283,7 @@ def basket(session: Session, client: SignedClient, ids: dict[str, dict], *, chec
     if session.expect(exchange, expected, rule=errors[0].rule if errors else check_id, ref=ref,
                       message=f"a basket of {len(ids)} payments: expected {expected.describe()} ({expected.why}), "
                               f"the target answered {exchange.answer.describe()}") and errors:
-        other_reason = reason_problem(exchange.response.content, errors)  # the refusal's path (A6)
+        other_reason = reason_problem(exchange.json(), errors)  # the refusal's path (A6)
         if other_reason:
             session.disagree(exchange, rule=errors[0].rule, ref=ref, message=f"a basket of {len(ids)} payments: "
                              f"{other_reason}", expected=f"{expected.describe()} naming where the request is wrong")
@@ -295,7 +304,7 @@ def _worst_case(session: Session, exchange: Exchange, context: Context, check_id
     for answer, kind in answers:
         if answer.answer.status != 200 and answer is not exchange:
             continue
-        findings = [f for f in v.validate_bytes(answer.response.content, kind).findings
+        findings = [f for f in v.validate_loaded(answer.decoded.loaded, kind).findings
                     if f.rule == "basket-status-worst-case"]
         session.exercised_rules.add("basket-status-worst-case")
         for f in findings:
@@ -446,13 +455,13 @@ def _pages(session: Session, client: SignedClient, operation: str, path: dict, q
     everything = session.call(client, operation, path=path, query=query)
     if everything.answer.status != 200:
         return None
-    whole = items(everything.response.json())
+    whole = items(everything.json())
     pages, offset = [], 0
     while offset <= len(whole):
         page = session.call(client, operation, path=path, query={**query, "offset": str(offset), "limit": str(size)})
         if page.answer.status != 200:
             return None
-        pages.extend(items(page.response.json()))
+        pages.extend(items(page.json()))
         offset += size
     return [whole, pages]
 
@@ -498,7 +507,7 @@ def pagination(session: Session, check_id: str) -> None:
                           lambda v: v if isinstance(v, list) else []))
     window = session.call(tpp, "listSandboxCardTransactions", path=card,
                           query={"bookingStatus": "booked", "fromDate": today.isoformat(), "toDate": today.isoformat()})
-    outside = [t for t in booked(window.response.json() if window.answer.status == 200 else {})
+    outside = [t for t in booked(window.json() if window.answer.status == 200 else {})
                if t.get("bookingDate") != today.isoformat()]
     if window.answer.status != 200 or outside:
         session.disagree(window, rule=check_id, ref="A22", expected=f"only transactions booked on {today}",
@@ -522,9 +531,10 @@ def concurrent_creations(session: Session, check_id: str, clients: int = 8, each
                 amount = f"{n + 1}.{i + 10:02d}"
                 exchange = session.call(client, "createSepaCreditTransfer", body=sepa_body(amount),
                                         query=DUPLICATES_ALLOWED)
-                if exchange.answer.status == 201:
+                pid = _json(exchange).get("paymentId")
+                if exchange.answer.status == 201 and isinstance(pid, str) and pid:   # no id: nothing to compare
                     with lock:
-                        created.append((_json(exchange).get("paymentId"), amount))
+                        created.append((pid, amount))
         except Exception as exc:  # an answer too slow or too large, an unreachable target: the check's to report
             failed.append(exc)
 
