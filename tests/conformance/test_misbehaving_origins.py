@@ -18,7 +18,7 @@ from conformance.gate.cli import conform
 from conformance.gate.model import SUITES
 from conformance.exchange.origins import RULE, OffTarget, Origins, origin_of, parse_allowed
 from conformance.gate.pool import ConnectionPool, GatewayOptions
-from conformance.gate.responses import ResponseKinds
+from conformance.exchange.responses import ResponseKinds
 from conformance.gate.runner import RunOptions, run
 from conformance.gate.session import Identities
 from conformance.gate.target import ReferenceServer
