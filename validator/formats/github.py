@@ -6,7 +6,7 @@
 
 Every message and property value is first made one printable line
 (:func:`validator.formats.escape.printable`: a payload's CR, LF, ESC and other controls
-as visible ``\r``, ``\n``, ``\x1b``), so a value quoted in a message can neither
+as visible ``\\r``, ``\\n``, ``\\x1b``), so a value quoted in a message can neither
 colour the log, end the command, start a line (a ``::`` command of its own) nor add a
 line to the annotation. Then the escaping of the Actions runner (``@actions/core``
 ``escapeData`` / ``escapeProperty``): in the message ``%`` → ``%25``, CR → ``%0D``,
