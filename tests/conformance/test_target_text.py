@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
+import sys
 import unicodedata
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -225,6 +227,19 @@ def test_the_github_annotations_are_one_command_per_finding(conform_run):
     assert any(TERMINAL_TITLE in line for line in lines)
 
 
+def test_the_pytest_plugin_reports_the_targets_text_as_data(tmp_path):
+    with NastyTarget() as url:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "conformance.gate.pytest_plugin", "--ob-target", url,
+             "--ob-check", "security:unsigned,stateful:lifecycle", "-q", "-p", "no:cacheprovider", "--rootdir",
+             str(tmp_path), "--junitxml", str(tmp_path / "junit.xml"), str(tmp_path)],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "failed" in done.stdout, done.stdout + done.stderr
+    _assert_no_line_of_the_targets(done.stdout, "pytest's output")
+    assert TERMINAL_TITLE in done.stdout
+    ET.parse(tmp_path / "junit.xml")
+
+
 # ---------------------------------------------------------------------------------------------- edge-cases
 def _hostile_edges_result() -> Result:
     """An edge-case run whose target answered with its text everywhere a case shows it: the answer, the shrunk
@@ -254,3 +269,28 @@ def test_the_edge_case_reports_show_the_targets_text_as_data(tmp_path):
     assert not {"img", "a", "em", "s", "script"} & set(tags.tags), rendered
     assert tags.tags.count("pre") == 1 and TERMINAL_TITLE in "".join(tags.data)
     assert "<img src=x onerror=alert(1)>" in "".join(tags.data)   # shown as the characters it is
+
+
+# ---------------------------------------------------------------------------------------------- the validator
+@pytest.mark.parametrize("fmt", ["text", "github", "junit", "sarif", "json"])
+def test_the_validators_outputs_show_a_payloads_text_and_its_files_name_as_data(fmt, tmp_path):
+    """The validator quotes a payload's values (and names its file) in every format: shown, not acted on."""
+    payload = tmp_path / "payment\x1b]0;owned\x07\rPASS\x9b.json"
+    payload.write_text(json.dumps({"creditorName": NASTY, "instructedAmount": {"currency": "NOK", "amount": NASTY},
+                                   NASTY: 1}), encoding="utf-8")
+    done = CliRunner().invoke(validator_main, ["validate", "--kind", "sepa-credit-transfer", "--format", fmt,
+                                               str(payload)])
+    assert done.exit_code == 1, done.output
+    _assert_no_line_of_the_targets(done.stdout, fmt)
+    if fmt == "json":
+        assert json.loads(done.stdout)["results"][0]["source"] == str(payload)   # the data, as it is
+    elif fmt == "sarif":
+        (run,) = json.loads(done.stdout)["runs"]
+        assert all(not raw_controls(r["message"]["text"]) for r in run["results"])
+        assert run["results"][0]["properties"]["source"] == str(payload)
+    else:
+        assert TERMINAL_TITLE in done.stdout
+    if fmt == "junit":
+        ET.fromstring(done.stdout.split("\n", 1)[1])
+    if fmt == "github":
+        assert all(re.match(r"::(error|warning|notice) file=", line) for line in done.stdout.splitlines()[:-1])
