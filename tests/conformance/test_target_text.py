@@ -3,10 +3,12 @@ C0 controls, a terminal title (ESC ] ... BEL), a carriage return and "PASS", a s
 GitHub workflow command on a line of its own -- every output of `conform`, of `edge-cases` and of the validator
 shows it as the characters it is: the text output has no raw control character and no line of the target's
 making, JUnit XML is well-formed, HTML and Markdown carry no markup of the target's, the JSON and SARIF parse with
-the values kept, the GitHub annotations are exactly one command per finding."""
+the values kept, the GitHub annotations are exactly one command per finding.
+
+The target is tests/misbehaving_target.py's, answering with :func:`nasty_answer` (or the reference sandbox's answers
+with each refusal rewritten to one); the runs are short (--max-examples 1, a few checks, one request kind)."""
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import subprocess
@@ -23,9 +25,11 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from conformance.edges import report as edges_report
+from conformance.edges.cli import edge_cases
 from conformance.edges.run import Case, Result
 from conformance.gate.cli import conform
-from gate_helpers import LoopbackServer
+from conformance.gate.target import ReferenceServer
+from misbehaving_target import Answer, MisbehavingTarget, rewrite, send
 from validator.cli import main as validator_main
 from validator.formats.escape import html_text, json_text, markdown_text, printable, printable_lines, xml_text
 
@@ -124,45 +128,23 @@ def test_json_text_keeps_the_data_and_writes_no_raw_control(value):
 
 
 # ---------------------------------------------------------------------------------------------- conform
-class NastyTarget(LoopbackServer):
-    """Answers every request with the target's text everywhere it can go: a creation 201 whose status, id and links
-    carry it, a refusal whose tppMessages code and text carry it, a header with terminal escapes, and under
-    /v1/sandbox/ a 404 whose body is the raw bytes (and a byte that is not UTF-8)."""
+def nasty_answer(method: str, path: str) -> Answer:
+    """The target's text everywhere an answer can carry it: a creation 201 whose status, id and links carry it, a
+    refusal whose tppMessages code and text carry it, a header with terminal escapes, and under /v1/sandbox/ a 404
+    whose body is the raw bytes (and a byte that is not UTF-8)."""
+    headers = [("Content-Type", "application/json"), ("X-Nasty", "\x1b]0;owned\x07\x1b[2J")]
+    if path.startswith("/v1/sandbox/"):
+        return Answer(404, headers, NASTY.encode() + b"\xff", "Not Found")
+    if method == "POST":
+        return Answer(201, headers, json.dumps({"transactionStatus": NASTY, "paymentId": NASTY, "_links": {
+            "self": {"href": "/v1/payments/sepa-credit-transfers/" + NASTY}, "scaStatus": {"href": NASTY}}}).encode(),
+            "Created")
+    return Answer(400, headers, json.dumps({"tppMessages": [{"category": "ERROR", "code": NASTY, "text": NASTY}]})
+                  .encode(), "Bad Request")
 
-    def __enter__(self) -> str:
-        return self.start().url
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    @staticmethod
-    def answer(method: str, path: str) -> tuple[bytes, bytes]:
-        if path.startswith("/v1/sandbox/"):
-            return b"404 Not Found", NASTY.encode() + b"\xff"
-        if method == "POST":
-            return b"201 Created", json.dumps({"transactionStatus": NASTY, "paymentId": NASTY, "_links": {
-                "self": {"href": "/v1/payments/sepa-credit-transfers/" + NASTY},
-                "scaStatus": {"href": NASTY}}}).encode()
-        return b"400 Bad Request", json.dumps({"tppMessages": [{"category": "ERROR", "code": NASTY,
-                                                                "text": NASTY}]}).encode()
-
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while head := await reader.readuntil(b"\r\n\r\n"):
-                lines = head.decode("latin-1").split("\r\n")
-                method, path = lines[0].split(" ")[:2]
-                length = next((int(line.split(":", 1)[1]) for line in lines[1:]
-                               if line.lower().startswith("content-length:")), 0)
-                await reader.readexactly(length)
-                status, body = self.answer(method, path)
-                writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\n"
-                             b"X-Nasty: \x1b]0;owned\x07\x1b[2J\r\n" + f"Content-Length: {len(body)}\r\n\r\n".encode()
-                             + body)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, IndexError, ValueError):
-            pass
-        finally:
-            writer.close()
+async def nasty(request, writer) -> None:
+    await send(writer, nasty_answer(request.method, request.path).to_bytes())
 
 
 CHECKS = "security:unsigned,stateful:lifecycle,stateful:read-back,stateful:unknown-ids"
@@ -190,8 +172,8 @@ def conform_run(tmp_path_factory):
     """One short run against the nasty target: the text output, the reports and the GitHub annotations."""
     out = tmp_path_factory.mktemp("conform")
     runner = CliRunner()
-    with NastyTarget() as url:
-        args = ["--target", url, "--check", CHECKS, "--max-examples", "1"]
+    with MisbehavingTarget(nasty) as target:
+        args = ["--target", target.url, "--check", CHECKS, "--max-examples", "1"]
         text = runner.invoke(conform, [*args, "--report-dir", str(out)])
         github = runner.invoke(conform, [*args, "-q", "--format", "github"])
     assert text.exit_code == github.exit_code == 1, text.output
@@ -228,9 +210,9 @@ def test_the_github_annotations_are_one_command_per_finding(conform_run):
 
 
 def test_the_pytest_plugin_reports_the_targets_text_as_data(tmp_path):
-    with NastyTarget() as url:
+    with MisbehavingTarget(nasty) as target:
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "conformance.gate.pytest_plugin", "--ob-target", url,
+            [sys.executable, "-m", "pytest", "-p", "conformance.gate.pytest_plugin", "--ob-target", target.url,
              "--ob-check", "security:unsigned,stateful:lifecycle", "-q", "-p", "no:cacheprovider", "--rootdir",
              str(tmp_path), "--junitxml", str(tmp_path / "junit.xml"), str(tmp_path)],
             capture_output=True, text=True, timeout=120, cwd=tmp_path)
@@ -294,3 +276,34 @@ def test_the_validators_outputs_show_a_payloads_text_and_its_files_name_as_data(
         ET.fromstring(done.stdout.split("\n", 1)[1])
     if fmt == "github":
         assert all(re.match(r"::(error|warning|notice) file=", line) for line in done.stdout.splitlines()[:-1])
+
+
+def _refuse_nastily(request, answer: Answer) -> Answer | None:
+    """The reference sandbox's answers, but each refusal of a creation with the target's text as its code (so every
+    refused edge disagrees, and shows what the target said)."""
+    if request.method == "POST" and answer.status >= 400:
+        refusal = nasty_answer("GET", "/")
+        refusal.status = answer.status
+        return refusal
+    return None
+
+
+def test_edge_cases_against_a_nasty_target_write_reports_of_data(tmp_path):
+    reference = ReferenceServer().start()
+    try:
+        with MisbehavingTarget(rewrite(_refuse_nastily), upstream=reference.url) as target:
+            done = CliRunner().invoke(edge_cases, ["--target", target.url, "--kind", "sandbox-account-transactions",
+                                                   "--max-examples", "1", "--out", str(tmp_path)])
+    finally:
+        reference.stop()
+    assert done.exit_code == 1 and isinstance(done.exception, SystemExit), done.output   # disagreements
+    _assert_no_line_of_the_targets(done.output, "edge-cases output")
+    files = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
+    for name, text in files.items():
+        _assert_no_line_of_the_targets(text, name)
+    cases = json.loads(files["report.json"])["cases"]
+    assert any(NASTY in (c["actual"] or "") for c in cases)
+    assert "img" not in Tags(files["report.html"]).tags
+    rendered = Tags(_MARKDOWN.render(files["report.md"]))
+    assert not {"img", "a", "em", "s", "script"} & set(rendered.tags)
+    assert TERMINAL_TITLE in "".join(rendered.data)
