@@ -5,8 +5,8 @@ shows it as the characters it is: the text output has no raw control character a
 making, JUnit XML is well-formed, HTML and Markdown carry no markup of the target's, the JSON and SARIF parse with
 the values kept, the GitHub annotations are exactly one command per finding.
 
-The target is tests/misbehaving_target.py's, answering with :func:`nasty_answer` (or the reference sandbox's answers
-with each refusal rewritten to one); the runs are short (--max-examples 1, a few checks, one request kind)."""
+The target is tests/misbehaving_target.py's, answering with :func:`nasty_answer` (or its refusal to everything);
+the runs are short (--max-examples 1, a few checks, one request kind)."""
 from __future__ import annotations
 
 import json
@@ -28,8 +28,7 @@ from conformance.edges import report as edges_report
 from conformance.edges.cli import edge_cases
 from conformance.edges.run import Case, Result
 from conformance.gate.cli import conform
-from conformance.gate.target import ReferenceServer
-from misbehaving_target import Answer, MisbehavingTarget, rewrite, send
+from misbehaving_target import Answer, MisbehavingTarget, fixed, send
 from validator.cli import main as validator_main
 from validator.formats.escape import html_text, json_text, markdown_text, printable, printable_lines, xml_text
 
@@ -253,6 +252,27 @@ def test_the_edge_case_reports_show_the_targets_text_as_data(tmp_path):
     assert "<img src=x onerror=alert(1)>" in "".join(tags.data)   # shown as the characters it is
 
 
+def test_edge_cases_against_a_nasty_target_write_reports_of_data(tmp_path):
+    """Every request refused with the target's text as its code: each edge's answer, and why the search was not
+    exercised (its valid control refused), carry it."""
+    refusal = nasty_answer("GET", "/")
+    with MisbehavingTarget(fixed(400, refusal.body, refusal.headers, "Bad Request")) as target:
+        done = CliRunner().invoke(edge_cases, ["--target", target.url, "--kind", "sepa-credit-transfer",
+                                               "--max-examples", "1", "--out", str(tmp_path)])
+    assert done.exit_code == 1 and isinstance(done.exception, SystemExit), done.output   # disagreements
+    _assert_no_line_of_the_targets(done.output, "edge-cases output")
+    assert TERMINAL_TITLE in done.output   # the search's reason, the target's refusal quoted
+    files = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
+    for name, text in files.items():
+        _assert_no_line_of_the_targets(text, name)
+    report = json.loads(files["report.json"])
+    assert any(NASTY in (c["actual"] or "") for c in report["cases"])   # the data, as answered
+    assert "img" not in Tags(files["report.html"]).tags
+    rendered = Tags(_MARKDOWN.render(files["report.md"]))
+    assert not {"img", "a", "em", "s", "script"} & set(rendered.tags)
+    assert TERMINAL_TITLE in "".join(rendered.data)
+
+
 # ---------------------------------------------------------------------------------------------- the validator
 @pytest.mark.parametrize("fmt", ["text", "github", "junit", "sarif", "json"])
 def test_the_validators_outputs_show_a_payloads_text_and_its_files_name_as_data(fmt, tmp_path):
@@ -276,34 +296,3 @@ def test_the_validators_outputs_show_a_payloads_text_and_its_files_name_as_data(
         ET.fromstring(done.stdout.split("\n", 1)[1])
     if fmt == "github":
         assert all(re.match(r"::(error|warning|notice) file=", line) for line in done.stdout.splitlines()[:-1])
-
-
-def _refuse_nastily(request, answer: Answer) -> Answer | None:
-    """The reference sandbox's answers, but each refusal of a creation with the target's text as its code (so every
-    refused edge disagrees, and shows what the target said)."""
-    if request.method == "POST" and answer.status >= 400:
-        refusal = nasty_answer("GET", "/")
-        refusal.status = answer.status
-        return refusal
-    return None
-
-
-def test_edge_cases_against_a_nasty_target_write_reports_of_data(tmp_path):
-    reference = ReferenceServer().start()
-    try:
-        with MisbehavingTarget(rewrite(_refuse_nastily), upstream=reference.url) as target:
-            done = CliRunner().invoke(edge_cases, ["--target", target.url, "--kind", "sandbox-account-transactions",
-                                                   "--max-examples", "1", "--out", str(tmp_path)])
-    finally:
-        reference.stop()
-    assert done.exit_code == 1 and isinstance(done.exception, SystemExit), done.output   # disagreements
-    _assert_no_line_of_the_targets(done.output, "edge-cases output")
-    files = {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()}
-    for name, text in files.items():
-        _assert_no_line_of_the_targets(text, name)
-    cases = json.loads(files["report.json"])["cases"]
-    assert any(NASTY in (c["actual"] or "") for c in cases)
-    assert "img" not in Tags(files["report.html"]).tags
-    rendered = Tags(_MARKDOWN.render(files["report.md"]))
-    assert not {"img", "a", "em", "s", "script"} & set(rendered.tags)
-    assert TERMINAL_TITLE in "".join(rendered.data)
