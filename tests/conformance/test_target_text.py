@@ -105,11 +105,13 @@ _MARKDOWN = MarkdownIt("commonmark").enable("table").enable("strikethrough")   #
 @settings(max_examples=300)
 @given(st.text())
 def test_markdown_text_renders_as_the_characters_it_is(text):
-    rendered = _MARKDOWN.render(f"| value |\n|---|\n| {markdown_text(text)} |\n")
-    parsed = Tags(rendered)
-    assert set(parsed.tags) <= {"table", "thead", "tbody", "tr", "th", "td"}, rendered
-    cell = "".join(parsed.data).split("value", 1)[1].strip()
-    assert cell == printable(text).strip(), rendered
+    """In a table cell, as is and inside <code> (how report.md shows inputs)."""
+    for cell, tags in ((markdown_text(text), set()), (f"<code>{markdown_text(text)}</code>", {"code"})):
+        rendered = _MARKDOWN.render(f"| value |\n|---|\n| {cell} |\n")
+        parsed = Tags(rendered)
+        assert set(parsed.tags) <= {"table", "thead", "tbody", "tr", "th", "td"} | tags, rendered
+        shown = "".join(parsed.data).split("value", 1)[1].strip()
+        assert shown == printable(text).strip(), rendered
 
 
 _JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(),

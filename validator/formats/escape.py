@@ -15,9 +15,9 @@ terminal control. Every output shows it through one of these, each for its mediu
 :func:`html_text`
     HTML text or attribute value: :func:`printable`, then ``<>&"'`` as character references.
 :func:`markdown_text`
-    a Markdown table cell or inline text (GitHub's dialect): :func:`html_text`, and every character that makes an
-    inline construct (emphasis, code spans, links, images, table bars) escaped with a backslash, so the text
-    renders as the characters it is and never as markup.
+    a Markdown table cell or inline text (GitHub's dialect): :func:`printable`, ``<>&`` as character references, and
+    every character that makes an inline construct (emphasis, code spans, links, images, table bars) escaped with a
+    backslash, so the text renders as the characters it is and never as markup.
 :func:`json_text`
     a JSON document's text with DEL, C1, lone surrogates, line separators and bidirectional / zero-width
     characters written as ``\\uXXXX`` escapes (JSON itself escapes C0): the same data, safe to ``cat``, encodable
@@ -73,14 +73,17 @@ def html_text(value: object) -> str:
 
 
 # The characters that make Markdown's inline constructs (emphasis, strike-through, code spans, links and images,
-# table cells); "<>&" are references already (html_text). Block constructs (headings, lists, quotes) begin a line,
-# and a cell or a line of ours never begins with the target's text.
-_MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
+# table cells); "<>&" are references already (html_text). An "_" between two letters or digits (RESOURCE_UNKNOWN)
+# can neither open nor close emphasis (CommonMark's flanking rules), so it stays as it is. Block constructs
+# (headings, lists, quotes) begin a line, and a cell or a line of ours never begins with the target's text. A
+# backslash escapes only ASCII punctuation (or what follows the text): "\\x1b" stays as it is.
+_MARKDOWN = re.compile(r"[`*\[\]|~]|\\(?=[!-/:-@\[-`{-~]|$)|(?<![^\W_])_|_(?![^\W_])")
 
 
 def markdown_text(value: object) -> str:
     """A Markdown table cell or line: printable, no HTML, no Markdown syntax (each escaped with a backslash)."""
-    return _MARKDOWN.sub(r"\\\1", html_text(value))
+    # quotes stay: they make no markup in text (never in an attribute here), and "target's" stays readable
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(), html.escape(printable(str(value)), quote=False))
 
 
 # JSON escapes C0 itself; these it writes raw with ensure_ascii=False. Outside string literals JSON text is ASCII, so
