@@ -271,8 +271,9 @@ def test_edge_cases_against_a_nasty_target_write_reports_of_data(tmp_path):
     assert any(NASTY in (c["actual"] or "") for c in report["cases"])   # the data, as answered
     assert "img" not in Tags(files["report.html"]).tags
     rendered = Tags(_MARKDOWN.render(files["report.md"]))
-    assert not {"img", "a", "em", "s", "script"} & set(rendered.tags)
-    assert TERMINAL_TITLE in "".join(rendered.data)
+    assert not {"img", "a", "s", "script"} & set(rendered.tags)
+    # the target's Markdown (emphasis, a link, a code span) is shown as the characters it is
+    assert TERMINAL_TITLE in "".join(rendered.data) and "`|*_[link](https://example.invalid)" in "".join(rendered.data)
 
 
 # ---------------------------------------------------------------------------------------------- the validator
