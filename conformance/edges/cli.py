@@ -12,6 +12,7 @@ import sys
 import click
 
 from conformance.bounded import DEFAULT_MAX_BYTES, DEFAULT_SECONDS as TIMEOUT
+from validator.formats.escape import printable
 
 EXIT_CLEAN, EXIT_DISAGREE, EXIT_IMPOSSIBLE = 0, 1, 2
 
@@ -28,7 +29,7 @@ class Progress:
 
     def __call__(self, done: int, total: int, what: str) -> None:
         if self.enabled:
-            click.echo(f"\r\033[K[{done}/{total}] {what[:100]}", nl=False, err=True)
+            click.echo(f"\r\033[K[{done}/{total}] {printable(what[:100])}", nl=False, err=True)
 
     def close(self) -> None:
         if self.enabled:
@@ -109,7 +110,8 @@ def edge_cases(target: str, kinds: tuple[str, ...], max_examples: int, seed: int
                 result = run(spec, base_url=base_url, target=target, **options)
     except (TargetUnreachable, click.ClickException) as exc:
         progress.close()
-        click.echo(f"Error: {exc.format_message() if isinstance(exc, click.ClickException) else exc}", err=True)
+        message = exc.format_message() if isinstance(exc, click.ClickException) else exc
+        click.echo(printable(f"Error: {message}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)
     except ValueError as exc:  # an unknown fault switch, a kind without edges (run.NoEdges)
         raise EdgeUsageError(str(exc)) from None

@@ -6,14 +6,19 @@ group the disagreements. Each row names the operation (a field such as Amount.cu
 the decisions (A<n>) behind its verdict. The summary table and the chart give the agreement per rule over the cases
 sent, and how many were not sent; a section counts and explains why cases were not sent (the page keeps a curl
 command for each disagreement; report.json has one for every case sent).
+
+What the target answered (and every value) is data, never markup or terminal control (validator.formats.escape):
+each text line printable, HTML and Markdown without markup of the target's making, report.json with C1 escaped.
 """
 from __future__ import annotations
 
-import html
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from validator.formats.escape import html_text, json_text, markdown_text, printable
 
 from .run import NOT_EXERCISED, NOT_SENT, Case, Result
 
@@ -150,13 +155,13 @@ def text(result: Result) -> str:
         for row in rule_rows(result):
             if row.disagree:
                 lines.append(f"  ✗ {row.rule}: {row.disagree} disagreement(s)")
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def write(result: Result, out_dir: str | Path) -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = {"report.json": json.dumps(as_json(result), indent=1, ensure_ascii=False, default=str) + "\n",
+    files = {"report.json": json_text(json.dumps(as_json(result), indent=1, ensure_ascii=False, default=str)) + "\n",
              "report.md": markdown(result), "report.html": page(result)}
     paths = []
     for name, content in files.items():
@@ -188,9 +193,10 @@ def _unsent_cell(case: Case) -> str:
 def markdown(result: Result) -> str:
     s = summary(result)
     has_target = result.target != "none"
-    out = [f"# Edge cases of the interface — target {result.target}", "",
+    out = [f"# Edge cases of the interface — target {_md(result.target)}", "",
            f"Today {result.today} (Europe/Oslo) · seed {result.seed} · {s['cases']} cases · {s['rules']} rules · "
-           f"{result.seconds:.1f} s" + (f" · fault switches: {', '.join(result.faults)}" if result.faults else ""), ""]
+           f"{result.seconds:.1f} s" + (f" · fault switches: {_md(', '.join(result.faults))}" if result.faults else ""),
+           ""]
     if has_target:
         out += [f"Sent {s['sent']} of {s['cases']} cases: {s['agree']} agree, {s['disagree']} disagree; "
                 f"{s['not_sent']} not sent (see \"Not sent\"). The Hypothesis search sent {result.searched} more "
@@ -199,25 +205,27 @@ def markdown(result: Result) -> str:
                                                              if has_target else ""),
             "|---|---:|---:|" + ("---:|---:|---:|---:|---|" if has_target else "")]
     for row in rule_rows(result):
-        out.append(f"| {row.rule} | {row.cases} | {row.refused} |"
+        out.append(f"| {_md(row.rule)} | {row.cases} | {row.refused} |"
                    + (f" {row.sent} | {row.not_sent} | {row.agree} | {row.disagree} | {share(row)} |"
                       if has_target else ""))
     out += _md_unsent(result)
     if has_target:
         out += _md_not_exercised(result)
     for g in groups(result):
-        out += ["", f"## {g.rule} · {g.field}", "", f"Section: {g.section or '—'}", ""]
+        out += ["", f"## {_md(g.rule)} · {_md(g.field)}", "", f"Section: {_md(g.section or '—')}", ""]
         head = "| edge | operation | input | verdict | findings · decisions | expected |" + (
             " target | agree |" if has_target else "")
         out += [head, "|" + "---|" * (head.count("|") - 1)]
         for c in g.cases:
-            cells = [c.edge, c.operation, f"`{_short(c.input)}`", c.verdict, _why(c), c.expected]
+            cells = [_md(c.edge), _md(c.operation), f"<code>{_md(_short(c.input))}</code>", _md(c.verdict),
+                     _md(_why(c)), _md(c.expected)]
             if has_target:
-                cells += [c.actual or _unsent_cell(c), {True: "✓", False: "✗ **disagree**", None: "—"}[c.agree]]
-            out.append("| " + " | ".join(_md(x) for x in cells) + " |")
+                cells += [_md(c.actual or _unsent_cell(c)),
+                          {True: "✓", False: "✗ **disagree**", None: "—"}[c.agree]]
+            out.append("| " + " | ".join(cells) + " |")
         for c in g.cases:
             if c.agree is False and c.curl:
-                out += ["", f"Reproduce ({c.edge}, {c.operation}):", "", "```sh", c.curl, "```"]
+                out += ["", f"Reproduce ({_md(c.edge)}, {_md(c.operation)}):", "", *_fenced(printable(c.curl), "sh")]
     return "\n".join(out) + "\n"
 
 
@@ -249,8 +257,16 @@ def _md_not_exercised(result: Result) -> list[str]:
     return out
 
 
-def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def _md(text: object) -> str:
+    """Inline Markdown of a value: the characters it is, never markup (a target's ``<img onerror>``, ``|``, `` ` ``)."""
+    return markdown_text(text)
+
+
+def _fenced(text: str, language: str) -> list[str]:
+    """A fenced code block of one printable line: its fence longer than any run of backticks in the text, so the
+    text cannot close it."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    return [fence + language, text, fence]
 
 
 # ---------------------------------------------------------------------------------------------- HTML
@@ -297,7 +313,7 @@ SCRIPT = """
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html_text(value)
 
 
 def chart(rows: list[RuleRow], has_target: bool) -> str:

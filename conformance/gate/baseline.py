@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from validator.formats.json_format import dumps as json_dumps
+
 from .model import FindingGroup, Outcome
 
 FORMAT = "obvalidate-baseline"
@@ -61,8 +63,7 @@ def entries(groups: Iterable[FindingGroup]) -> list[Entry]:
 
 
 def dumps(groups: Iterable[FindingGroup]) -> str:
-    return json.dumps({"format": FORMAT, "version": VERSION, "findings": [e.as_dict() for e in entries(groups)]},
-                      indent=2, ensure_ascii=False) + "\n"
+    return json_dumps({"format": FORMAT, "version": VERSION, "findings": [e.as_dict() for e in entries(groups)]}) + "\n"
 
 
 def write(groups: Iterable[FindingGroup], path: str | Path) -> None:

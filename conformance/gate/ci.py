@@ -3,7 +3,8 @@
 Both take the run's findings grouped by fingerprint (:func:`conformance.gate.report.groups`): one annotation, one
 SARIF result per defect. The escaping of the annotations is the validator's (``validator.formats.github``: ``%``, CR
 and LF in the message, and ``:`` and ``,`` in the properties too), so a message quoting a hostile target's answer
-can neither end the command nor start another.
+can neither end the command nor start another, and its controls are shown as escapes (``\\x1b``, ``\\n``); so is a
+SARIF result's message text (validator.formats.escape.printable), its properties keeping the values as data.
 
 A finding of the gate has no file: it is about an operation of the target. The annotations carry no ``file`` (GitHub
 shows them on the run's summary page and in the log), and a SARIF result's location is a logical one: the
@@ -16,6 +17,7 @@ from typing import Any, Sequence
 
 from validator import __version__
 from validator.formats import TOOL_NAME
+from validator.formats.escape import printable
 from validator.formats.github import command
 from validator.formats.json_format import dumps
 from validator.formats.sarif import SARIF_SCHEMA, SARIF_VERSION
@@ -88,7 +90,7 @@ def sarif_log(groups: Sequence[FindingGroup], spec: Spec, run_properties: dict[s
             "ruleId": f.rule,
             "ruleIndex": index[f.rule],
             "level": "error",
-            "message": {"text": message(g)},
+            "message": {"text": printable(message(g))},
             "locations": [{"logicalLocations": [{"fullyQualifiedName": location, "name": f.operation,
                                                  "kind": "resource"}]}],
             "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},

@@ -10,6 +10,8 @@ import sys
 
 import click
 
+from validator.formats.escape import printable
+
 from .model import SUITES
 from .pool import DEFAULT_MAX_BYTES, DEFAULT_MAX_CONNECTIONS
 from .progress import Progress, progress_mode
@@ -73,7 +75,7 @@ def _tls(cert, key, ca_bundle, insecure):
         tls = TlsOptions(cert, key, ca_bundle, insecure)
         tls.context()
     except TlsConfigError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(printable(f"Error: {exc}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)
     if insecure:
         click.echo("Warning: --insecure: the target's certificate is not verified; anyone on the way can read and "
@@ -84,7 +86,7 @@ def _tls(cert, key, ca_bundle, insecure):
 def _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections,
             fmt, gateway=None, wait_for_target: float | None = None) -> None:
     """``conform --replay``: the report's findings (or the chosen ones) replayed against the target; exits."""
-    import json
+    from validator.formats.json_format import dumps
 
     from . import replay
     from .session import TargetUnreachable
@@ -95,7 +97,7 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
         report = replay.load(replay_path)
         chosen = replay.select(report["findings"], finding_names)
     except replay.ReportUnreadable as exc:
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(printable(f"Error: {exc}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)
     except ValueError as exc:
         raise ConformUsageError(str(exc)) from None
@@ -107,10 +109,11 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
             verdicts = replay.replay(report, chosen, base_url, identities, profile, profile_path, max_connections,
                                      gateway or GatewayOptions())
     except (TargetUnreachable, click.ClickException) as exc:
-        click.echo(f"Error: {exc.format_message() if isinstance(exc, click.ClickException) else exc}", err=True)
+        message = exc.format_message() if isinstance(exc, click.ClickException) else exc
+        click.echo(printable(f"Error: {message}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)
     if fmt == "json":
-        click.echo(json.dumps([v.as_dict() for v in verdicts], indent=2, ensure_ascii=False))
+        click.echo(dumps([v.as_dict() for v in verdicts]))
     else:
         click.echo(replay.text(verdicts), nl=False)
     sys.exit(EXIT_FINDINGS if any(v.status == replay.STILL_FAILING for v in verdicts) else EXIT_CLEAN)
@@ -212,7 +215,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     payment lifecycle, baskets, cancellation, X-Request-ID replay, duplicates, pagination, concurrency).
     Exit 0: every check passed; 1: findings (with --baseline: new findings); 2: the run could not happen.
     """
-    import json
+    from validator.formats.json_format import dumps
 
     from . import report
     from .runner import RunOptions, run, selected
@@ -272,15 +275,15 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             result = run(options, progress=progress)
     except TlsFailure as exc:
         progress.close()
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(printable(f"Error: {exc}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)
     except TargetUnreachable as exc:
         progress.close()
-        click.echo(f"Error: the target stopped answering: {exc}", err=True)
+        click.echo(printable(f"Error: the target stopped answering: {exc}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)
     except click.ClickException as exc:
         progress.close()
-        click.echo(f"Error: {exc.format_message()}", err=True)
+        click.echo(printable(f"Error: {exc.format_message()}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)
     except ValueError as exc:  # an unknown fault switch
         progress.close()
@@ -292,7 +295,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     if report_dir:
         report.write(result, report_dir)
     if fmt == "json":
-        click.echo(json.dumps(report.as_json(result), indent=2, ensure_ascii=False))
+        click.echo(dumps(report.as_json(result)))
     elif fmt == "junit":
         click.echo(report.junit(result), nl=False)
     elif fmt == "github":
@@ -327,7 +330,7 @@ def _baseline(path: str | None):
     try:
         return load(path)
     except BaselineError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(printable(f"Error: {exc}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)
 
 
@@ -338,5 +341,5 @@ def _write_baseline(result, path: str) -> None:
     try:
         write(report.groups(result), path)
     except OSError as exc:
-        click.echo(f"Error: cannot write the baseline {path}: {exc}", err=True)
+        click.echo(printable(f"Error: cannot write the baseline {path}: {exc}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)

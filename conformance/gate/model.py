@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
 from conformance.exchange.expect import Expected  # noqa: F401 - the judge's, re-exported for the checks
+from validator.formats.escape import printable
 
 Session = Any  # conformance.gate.session.Session, which builds on this module
 
@@ -75,25 +75,6 @@ def check(check_id: str, *, suite: str, title: str, refs: tuple[str, ...] = ()) 
 HEADER_VALUE_LIMIT = 1000
 HEADER_NAME_LIMIT = 64
 HEADERS_LIMIT = 24
-_UNPRINTABLE = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
-_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def printable(text: str) -> str:
-    """``text`` with every control, format (bidirectional overrides, zero-width) or unassigned character written as
-    its escape (``\\x1b``, ``\\u202e``): safe on a terminal, in XML and on one line."""
-    if text.isprintable():
-        return text
-    out = []
-    for ch in text:
-        if ch in _SHORT_ESCAPES:
-            out.append(_SHORT_ESCAPES[ch])
-        elif unicodedata.category(ch) in _UNPRINTABLE:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def _cut(text: str, limit: int) -> str:

@@ -8,6 +8,8 @@ import time
 
 import click
 
+from validator.formats.escape import printable
+
 PLAIN_INTERVAL = 10.0   # seconds between the plain progress lines of a run whose standard error is no terminal
 
 
@@ -52,7 +54,7 @@ class Progress:
                     f"{self.requests} requests, {time.monotonic() - self._started:.0f} s")
 
     def _line(self, text: str) -> None:
-        click.echo(f"obvalidate conform: {text}", err=True)
+        click.echo(f"obvalidate conform: {printable(text)}", err=True)
 
     def __call__(self, event: str, name: str, outcome) -> None:
         if self.mode == "plain":
@@ -60,12 +62,12 @@ class Progress:
         if not self.enabled or event == "suite":
             return
         if event == "start":
-            click.echo(f"\r\033[K{self.done} done, {self.failed} failed · {name} …", nl=False, err=True)
+            click.echo(f"\r\033[K{self.done} done, {self.failed} failed · {printable(name)} …", nl=False, err=True)
             return
         self.done += 1
         if outcome is not None and outcome.status == "failed":
             self.failed += 1
-            click.echo(f"\r\033[K✗ {name} [{outcome.operation}]", err=True)
+            click.echo(f"\r\033[K✗ {printable(f'{name} [{outcome.operation}]')}", err=True)
 
     def _plain(self, event: str, name: str, outcome) -> None:
         if event == "suite":

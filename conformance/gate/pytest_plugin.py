@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import pytest
 
+from validator.formats.escape import printable
+
 from .model import SUITES
 
 
@@ -137,16 +139,16 @@ class CheckItem(pytest.Item):
         try:
             self.check(session)
         except NotExercised as why:
-            pytest.skip(f"not exercised: {why}")
+            pytest.skip(printable(f"not exercised: {why}"))
         except TlsFailure as failure:  # every other check would fail alike: the session ends saying why once
-            pytest.exit(str(failure), returncode=2)
+            pytest.exit(printable(str(failure)), returncode=2)
         except Unanswered as problem:  # a timeout or a 429 that did not pass: its finding (once per operation)
             session.unanswered(problem)
             skipped = [o for (check_id, _op), o in session.outcomes.items()
                        if check_id == self.check.id and o.status == "not-exercised"]
             if skipped and not any(o.findings for (check_id, _op), o in session.outcomes.items()
                                    if check_id == self.check.id):
-                pytest.skip(f"not exercised: {skipped[0].reason}")
+                pytest.skip(printable(f"not exercised: {skipped[0].reason}"))
         findings = [f for (check_id, _op), o in session.outcomes.items() if check_id == self.check.id
                     for f in o.findings]
         if findings:
@@ -154,9 +156,10 @@ class CheckItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CheckFailed):
-            return "\n".join(f"{f.operation}: rule {f.rule} ({f.ref}) fingerprint {f.fingerprint}: {f.message}\n"
-                             f"  expected {f.expected}; actual {f.actual}\n  reproduce: {f.curl}"
-                             for f in excinfo.value.findings)
+            # each line one printable line: the target's words reach the terminal and pytest's JUnit as data
+            return "\n".join(line for f in excinfo.value.findings for line in (
+                printable(f"{f.operation}: rule {f.rule} ({f.ref}) fingerprint {f.fingerprint}: {f.message}"),
+                printable(f"  expected {f.expected}; actual {f.actual}"), printable(f"  reproduce: {f.curl}")))
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from validator.context import DEFAULT_PROFILE, Profile
+from validator.formats.escape import printable
 from validator.spec import load_spec
 
 from .model import REGISTRY, SUITES, Expected, Finding
@@ -188,4 +189,4 @@ def text(verdicts: list[Verdict]) -> str:
     counts = {s: sum(v.status == s for v in verdicts) for s in (FIXED, STILL_FAILING, NOT_REPLAYABLE)}
     lines.append(f"replayed {len(verdicts)} finding{'s' if len(verdicts) != 1 else ''}: "
                  + ", ".join(f"{n} {s}" for s, n in counts.items()))
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"   # the report's and the target's words: data

@@ -12,24 +12,29 @@ Each finding has a run-unique ``id`` (F1, F2, ... in report order) next to its `
 baseline (``conform --baseline``, baseline.py), each finding is marked ``known`` or ``new`` and every summary counts
 known, new, resolved and not rechecked; the text report then prints a known finding as its one line only.
 
+What came from the target (messages quoting its answers, its codes, bodies and headers) is data, never markup or
+terminal control, in every format (validator.formats.escape): each line of the text report and each JUnit name,
+message and line is one printable line (controls, ESC, C1, separators shown as ``\\x1b``, ``\\r``, ``\\n``), the HTML
+is that and markup-free, the JSON carries the values as they were, escaped by JSON (C1 and DEL too).
+
 Everything but the ``run`` block (target URL, duration), the curl commands (their Date and Signature) and the
 answers' own Date headers is the same for two runs with the same seed against the reference sandbox.
 """
 from __future__ import annotations
 
-import html
-import json
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from validator.formats.escape import html_text, printable, printable_lines
+from validator.formats.json_format import dumps
 from validator.rules import catalogue
 from validator.spec import Spec, load_spec
 
 from . import ci
 from .baseline import Comparison, compare
-from .model import REGISTRY, FindingGroup, grouped, printable
+from .model import REGISTRY, FindingGroup, grouped
 from .runner import RunResult
 from .suites.links import CHECK_ID as LINKS_CHECK, links_coverage
 
@@ -215,13 +220,15 @@ def text(result: RunResult) -> str:
         lines.append(f"not exercised, {count} × {reason}")
     comparison = baseline_comparison(result)
     for entry in comparison.resolved if comparison else ():
-        lines.append(f"resolved: {entry.fingerprint} {printable(entry.title)}")   # the file's words: escaped
+        lines.append(f"resolved: {entry.fingerprint} {entry.title}")
     lines.append(summary_line(result, s))
     if comparison:
         lines.append(baseline_line(s))
     if result.options.tls is not None and result.options.tls.insecure:
         lines.append("TLS: the target's certificate was not verified (--insecure)")
-    return "\n".join(lines) + "\n"
+    # every line one printable line: the target's words (and a baseline file's) can neither control the terminal
+    # nor start a line of their own
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def baseline_line(s: dict[str, Any]) -> str:
@@ -269,14 +276,26 @@ def junit(result: RunResult) -> str:
                                             message=f"{group.id}{mark}: {f.message} (expected {f.expected}, actual "
                                                     f"{f.actual}; fingerprint {f.fingerprint})")
                     seen = ", ".join(group.checks)
-                    failure.text = (f"{f.ref}\nfingerprint: {f.fingerprint}\nseen by: {seen}\nbody: {f.excerpt}\n"
-                                    f"headers: {_headers_line(f.headers)}\nreproduce: {f.curl}")
+                    failure.text = "\n".join(printable(line) for line in (
+                        f.ref, f"fingerprint: {f.fingerprint}", f"seen by: {seen}", f"body: {f.excerpt}",
+                        f"headers: {_headers_line(f.headers)}", f"reproduce: {f.curl}"))
             elif o.status == "error":
                 ET.SubElement(case, "error", message=o.reason.splitlines()[0]).text = o.reason
             elif o.status == "not-exercised":
                 ET.SubElement(case, "skipped", message=o.reason)
+    _printable_tree(root)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _printable_tree(root: ET.Element) -> None:
+    """Every attribute one printable line, every text printable line by line (a traceback keeps its lines): well-
+    formed XML whatever the target answered, and nothing a CI page passes on to a terminal."""
+    for node in root.iter():
+        for name, value in node.attrib.items():
+            node.set(name, printable(value))
+        if node.text:
+            node.text = printable_lines(node.text)
 
 
 def github(result: RunResult, spec: Spec | None = None) -> str:
@@ -301,7 +320,7 @@ text-align:left;font-size:.9rem;vertical-align:top}.failed{color:#a11}.passed{co
 
 def html_report(result: RunResult, spec: Spec | None = None) -> str:
     data = as_json(result, spec)
-    e = html.escape
+    e = html_text
     s = data["summary"]
     rows = "".join(f"<tr><td>{e(o['suite'])}</td><td>{e(o['check'])}</td><td>{e(o['operation'])}</td>"
                    f"<td class='{e(o['status'])}'>{e(o['status'])}</td><td>{o['cases']}</td>"
@@ -350,8 +369,8 @@ def _baseline_html(data: dict[str, Any]) -> str:
     if "baseline" not in data:
         return ""
     b = data["baseline"]
-    resolved = "".join(f"<li><code>{html.escape(fp)}</code></li>" for fp in b["resolved_fingerprints"])
-    return (f"<p>Against the baseline {html.escape(b['file'])}: {b['known']} known, {b['new']} new, {b['resolved']} "
+    resolved = "".join(f"<li><code>{html_text(fp)}</code></li>" for fp in b["resolved_fingerprints"])
+    return (f"<p>Against the baseline {html_text(b['file'])}: {b['known']} known, {b['new']} new, {b['resolved']} "
             f"resolved, {b['not_rechecked']} not rechecked (their checks did not run on their operations).</p>"
             + (f"<details><summary>resolved</summary><ul>{resolved}</ul></details>" if resolved else ""))
 
@@ -359,14 +378,14 @@ def _baseline_html(data: dict[str, Any]) -> str:
 def _also_html(also: list[dict[str, str]]) -> str:
     if not also:
         return ""
-    items = "".join(f"<li>{html.escape(a['check'])}: {html.escape(a['message'])}</li>" for a in also)
+    items = "".join(f"<li>{html_text(a['check'])}: {html_text(a['message'])}</li>" for a in also)
     return f"<details><summary>also seen as</summary><ul>{items}</ul></details>"
 
 
 def _headers_html(headers: dict[str, str]) -> str:
     if not headers:
         return ""
-    items = "".join(f"<li><code>{html.escape(n)}: {html.escape(v)}</code></li>" for n, v in headers.items())
+    items = "".join(f"<li><code>{html_text(n)}: {html_text(v)}</code></li>" for n, v in headers.items())
     return f"<details><summary>headers</summary><ul>{items}</ul></details>"
 
 
@@ -376,11 +395,11 @@ def write(result: RunResult, directory: str | Path, spec: Spec | None = None) ->
     out.mkdir(parents=True, exist_ok=True)
     data = as_json(result, spec)
     files = {
-        "conform.json": json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+        "conform.json": dumps(data) + "\n",
         "conform.junit.xml": junit(result),
         "conform.html": html_report(result, spec),
         "conform.sarif": sarif(result, spec),
-        "coverage.json": json.dumps(data["coverage"], indent=2, ensure_ascii=False) + "\n",
+        "coverage.json": dumps(data["coverage"]) + "\n",
     }
     written = []
     for name, content in files.items():

@@ -134,8 +134,9 @@ def test_github_escapes_what_a_target_says():
     match = COMMAND.match(lines[0])
     props = dict(p.split("=", 1) for p in match["props"].split(","))
     assert unescape_property(props["title"]) == "rule:a,b (A23) POST /v1/payments/sepa-credit-transfers"
-    assert "100%25 sure%0D%0A::error::forged" in match["message"]
-    assert unescape_data(match["message"]).startswith("stateful:lifecycle [createSepaCreditTransfer]: 100% sure\r\n")
+    # the target's CR LF shown, not acted on: the annotation itself has no line of the target's making either
+    assert "100%25 sure\\r\\n::error::forged" in match["message"]
+    assert unescape_data(match["message"]).startswith("stateful:lifecycle [createSepaCreditTransfer]: 100% sure\\r\\n")
     assert "200 X%250A" in match["message"]
     assert lines[1] == "::notice title=obvalidate conform::summary, 100%25"
 

@@ -16,6 +16,7 @@ import pytest
 from formats_fixtures import CATALOGUE, NASTY, TOOL_VERSION, UNKNOWN_RULE
 from validator.findings import ERROR, Finding, Report
 from validator.formats import render
+from validator.formats.escape import printable
 from validator.formats.sarif import artifact_uri
 
 
@@ -152,7 +153,7 @@ def test_results_and_locations(reports):
     assert tilde["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == "/_links/a~1b/href"
 
     nasty = results[6]
-    assert nasty["message"]["text"] == f"{NASTY} at /creditorName"
+    assert nasty["message"]["text"] == f"{printable(NASTY)} at /creditorName"
     assert nasty["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == (
         "dir%20with%20space/%C3%A6%C3%B8%C3%A5%2C%3A%25.json"
     )
@@ -182,10 +183,10 @@ def test_empty_report_list():
     assert log["runs"][0]["tool"]["driver"]["rules"] == []
 
 
-def test_lone_surrogate_round_trips():
-    message = "bad \udfff here"
+def test_a_messages_controls_and_lone_surrogates_are_shown_as_escapes():
+    message = "bad \udfff here\r\n\x1b[2J\x9b"
     (result,) = _results([Report("x.json", "k", [Finding("r", ERROR, "/a", message)])])
-    assert result["message"]["text"] == f"{message} at /a"
+    assert result["message"]["text"] == "bad \\udfff here\\r\\n\\x1b[2J\\x9b at /a"
 
 
 @pytest.mark.parametrize(

@@ -4,10 +4,13 @@
     ::warning file=batch.jsonl,line=17,title=...::... at (root)
     ::notice::3 inputs: 1 valid, 2 invalid — 4 errors, 1 warning
 
-Escaping follows the Actions runner (``@actions/core`` ``escapeData`` /
-``escapeProperty``): in the message ``%`` → ``%25``, CR → ``%0D``, LF → ``%0A``; in
-property values additionally ``:`` → ``%3A`` and ``,`` → ``%2C``. So a payload value
-quoted in a message can neither end the command nor start a new one.
+Every message and property value is first made one printable line
+(:func:`validator.formats.escape.printable`: a payload's CR, LF, ESC and other controls
+as visible ``\\r``, ``\\n``, ``\\x1b``), so a value quoted in a message can neither
+colour the log, end the command, start a line (a ``::`` command of its own) nor add a
+line to the annotation. Then the escaping of the Actions runner (``@actions/core``
+``escapeData`` / ``escapeProperty``): in the message ``%`` → ``%25``, CR → ``%0D``,
+LF → ``%0A``; in property values additionally ``:`` → ``%3A`` and ``,`` → ``%2C``.
 
 ``line`` is given when known (the finding's line, or the JSONL line of the input,
 both mapped to the file's line), ``col`` when the finding has a column; input read
@@ -16,24 +19,17 @@ become ``::notice``.
 """
 from __future__ import annotations
 
-import re
 from pathlib import PurePath
 from typing import Mapping, Sequence
 
 from validator.findings import ERROR, WARNING, Finding, Report
 
 from . import Origin, RuleInfo, code_label, display_pointer, kind_note, split_source, summarize, summary_line
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _encodable(value: str) -> str:
-    # A lone surrogate (``"\ud800"`` in a JSON payload) cannot be written as UTF-8.
-    return _LONE_SURROGATE.sub("\ufffd", value)
+from .escape import printable
 
 
 def escape_data(value: str) -> str:
-    return _encodable(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(value: str) -> str:
@@ -41,11 +37,12 @@ def escape_property(value: str) -> str:
 
 
 def command(name: str, message: str, **properties: str | int | None) -> str:
-    """``::name key=value,...::message`` with every part escaped; ``None`` values left out."""
+    """``::name key=value,...::message`` with every part one printable line, then escaped; ``None`` values left
+    out."""
     props = ",".join(
-        f"{key}={escape_property(str(value))}" for key, value in properties.items() if value is not None
+        f"{key}={escape_property(printable(str(value)))}" for key, value in properties.items() if value is not None
     )
-    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+    return f"::{name}{' ' + props if props else ''}::{escape_data(printable(message))}"
 
 
 def _command_name(severity: str) -> str:

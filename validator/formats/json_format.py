@@ -7,29 +7,24 @@ output is byte-for-byte the same for the same reports); non-ASCII text stays as 
 The one thing ``ensure_ascii=False`` cannot write is a lone UTF-16 surrogate (a payload
 string such as ``"\\ud800"`` decodes to one, and messages may quote it): the output
 could not be encoded as UTF-8. :func:`dumps` writes those as ``\\uXXXX`` escapes, which
-decode back to the same string.
+decode back to the same string, and so DEL, the C1 controls (``\\u009b`` is a terminal's
+CSI), line separators and bidirectional characters (:func:`validator.formats.escape.json_text`):
+the same data, safe to print.
 """
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Mapping, Sequence
 
 from validator.findings import Report
 
 from . import TOOL_NAME, RuleInfo, summarize
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+from .escape import json_text
 
 
 def dumps(document: Any) -> str:
-    """``json.dumps`` with indent 2, ``ensure_ascii=False`` and surrogates escaped.
-
-    Outside string literals JSON text is ASCII, so every surrogate in the output sits
-    inside a string, where ``\\uXXXX`` is the same character.
-    """
-    text = json.dumps(document, ensure_ascii=False, indent=2)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """``json.dumps`` with indent 2, ``ensure_ascii=False``, surrogates and controls escaped."""
+    return json_text(json.dumps(document, ensure_ascii=False, indent=2))
 
 
 def render(

@@ -16,10 +16,12 @@ distinct rule ids joined by ``, `` when the errors come from several rules. Warn
 ``<system-out>``. Findings are failures (the input broke a rule), never JUnit
 ``errors`` (the test itself crashed), so ``errors`` is always 0; nothing is skipped.
 
-The XML is built with ElementTree (it escapes ``<&>"``); characters XML 1.0 cannot
-hold at all, such as control characters or lone surrogates quoted from a payload (in
-a source name, kind or rule id too), are replaced by a visible ``\\xNN`` / ``\\uXXXX``
-escape rather than dropped, so a message about an illegal character still says which.
+The XML is built with ElementTree (it escapes ``<&>"``); every name, message and line
+is one printable line (:mod:`validator.formats.escape`): control characters, C1 and
+lone surrogates quoted from a payload (in a source name, kind or rule id too) -- those
+XML 1.0 cannot hold at all and those a CI page would pass to a terminal -- are replaced
+by a visible ``\\xNN`` / ``\\uXXXX`` escape rather than dropped, so a message about an
+illegal character still says which.
 """
 from __future__ import annotations
 
@@ -29,29 +31,9 @@ from typing import Mapping, Sequence
 from validator.findings import ERROR, Finding, Report
 
 from . import TOOL_NAME, RuleInfo, code_label, display_pointer, kind_note, rule_info
-from .text import oneline
+from .escape import printable as oneline, xml_text
 
 _XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
-
-
-def _legal(ch: str) -> bool:
-    o = ord(ch)
-    return (
-        o in (0x9, 0xA, 0xD)
-        or 0x20 <= o <= 0xD7FF
-        or 0xE000 <= o <= 0xFFFD
-        or 0x10000 <= o <= 0x10FFFF
-    )
-
-
-def xml_text(value: str) -> str:
-    """``value`` with every character XML 1.0 forbids replaced by a visible escape."""
-    if all(_legal(ch) for ch in value):
-        return value
-    return "".join(
-        ch if _legal(ch) else (f"\\x{ord(ch):02x}" if ord(ch) <= 0xFF else f"\\u{ord(ch):04x}")
-        for ch in value
-    )
 
 
 def _describe(finding: Finding, catalogue: Mapping[str, RuleInfo]) -> str:
@@ -76,7 +58,7 @@ def _failure(errors: list[Finding], catalogue: Mapping[str, RuleInfo]) -> ET.Ele
     summary = oneline(f"[{first.rule}] {display_pointer(first.pointer)}: {first.message}")
     if len(errors) > 1:
         summary = f"{len(errors)} errors; first: {summary}"
-    failure = ET.Element("failure", type=xml_text(", ".join(rules)), message=xml_text(summary))
+    failure = ET.Element("failure", type=oneline(", ".join(rules)), message=summary)
     failure.text = xml_text("\n".join(_describe(f, catalogue) for f in errors))
     return failure
 
@@ -84,8 +66,8 @@ def _failure(errors: list[Finding], catalogue: Mapping[str, RuleInfo]) -> ET.Ele
 def _testcase(report: Report, catalogue: Mapping[str, RuleInfo]) -> ET.Element:
     case = ET.Element(
         "testcase",
-        classname=xml_text(f"{TOOL_NAME}.{report.kind or 'unknown'}"),
-        name=xml_text(report.source),
+        classname=oneline(f"{TOOL_NAME}.{report.kind or 'unknown'}"),
+        name=oneline(report.source),
         time="0",
     )
     errors = report.errors
@@ -122,7 +104,7 @@ def render(
     suite = ET.SubElement(root, "testsuite", name=TOOL_NAME, **counts)
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(
-        properties, "property", name=f"{TOOL_NAME}.version", value=xml_text(tool_version)
+        properties, "property", name=f"{TOOL_NAME}.version", value=oneline(tool_version)
     )
     for report in reports:
         suite.append(_testcase(report, catalogue))

@@ -18,7 +18,9 @@ Choices worth knowing:
 * ``columnKind`` is ``unicodeCodePoints``: columns come from Python's decoders, which
   count characters, not UTF-16 code units (SARIF's default).
 * ``message.text`` is the finding's message followed by `` at <pointer>``, because
-  viewers show the message but not logical locations.
+  viewers show the message but not logical locations; it is one printable line
+  (:func:`validator.formats.escape.printable`: a payload's controls quoted in a message
+  are shown as ``\\x1b``, ``\\n``), the ``properties`` keep the values as data.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from urllib.parse import quote
 from validator.findings import ERROR, WARNING, Finding, Report
 
 from . import TOOL_NAME, RuleInfo, code_label, display_pointer, rule_info, split_source
+from .escape import printable
 from .json_format import dumps
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -121,7 +124,7 @@ def _result(report: Report, finding: Finding, rule_index: int) -> dict[str, Any]
         "ruleId": finding.rule,
         "ruleIndex": rule_index,
         "level": level(finding.severity),
-        "message": {"text": f"{finding.message} at {display_pointer(finding.pointer)}"},
+        "message": {"text": printable(f"{finding.message} at {display_pointer(finding.pointer)}")},
         "locations": [_location(report, finding)],
         "properties": properties,
     }

@@ -10,62 +10,25 @@ line shown is the file's line, so ``file.jsonl:17`` + input line 1, column 5 rea
 ``file.jsonl:17:5:``.
 
 Every field comes from the input in the end (file names, payload values quoted in
-messages), so control characters, line separators and bidirectional-override
-characters are shown as escapes: one finding is always exactly one line, and a payload
-cannot colour or rewrite the terminal.
+messages), so control characters, line separators, bidirectional-override and other
+format characters are shown as escapes (:func:`validator.formats.escape.printable`):
+one finding is always exactly one line, and a payload cannot colour or rewrite the
+terminal.
 """
 from __future__ import annotations
 
-import re
 from typing import Mapping, Sequence
 
 from validator.findings import ERROR, WARNING, Finding, Report
 
 from . import RuleInfo, code_label, display_pointer, has_line, kind_note, split_source, summarize, summary_line
+from .escape import printable
 
 _RESET = "\x1b[0m"
 _COLORS = {ERROR: "\x1b[1;31m", WARNING: "\x1b[33m", "note": "\x1b[36m"}
 
-# Characters that would break the one-line-per-finding layout or mislead a terminal.
-_LINE_BREAKING = {"\u0085", "\u2028", "\u2029"}
-_BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)}
-_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _needs_escape(ch: str) -> bool:
-    o = ord(ch)
-    return (
-        o < 0x20
-        or 0x7F <= o <= 0x9F
-        or 0xD800 <= o <= 0xDFFF  # lone surrogates (from "\ud800" in JSON) cannot be encoded
-        or ch in _LINE_BREAKING
-        or ch in _BIDI
-    )
-
-
-# The same set as _needs_escape, for a C-speed "anything to do?" test (most texts need nothing).
-_ESCAPE_RE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\ud800-\udfff"
-    + re.escape("".join(sorted(_LINE_BREAKING | _BIDI)))
-    + "]"
-)
-
-
-def oneline(value: str) -> str:
-    """``value`` with every control / line-breaking / bidi character shown as an escape."""
-    if not _ESCAPE_RE.search(value):
-        return value
-    out = []
-    for ch in value:
-        if not _needs_escape(ch):
-            out.append(ch)
-        elif ch in _SHORT:
-            out.append(_SHORT[ch])
-        elif ord(ch) <= 0xFF:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(f"\\u{ord(ch):04x}")
-    return "".join(out)
+# Every field comes from the input in the end: shown through the one escaping of outside text (escape.py).
+oneline = printable
 
 
 def _severity(severity: str, color: bool) -> str:
