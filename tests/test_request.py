@@ -331,6 +331,17 @@ def test_corporate_psu_without_corporate_id(identity, op_id):
     assert not of(check(signed(identity, op_id, set=[("PSU-Context", "PRIVATE")])), "corporate-id-required")
 
 
+@pytest.mark.parametrize("name, value", [("User-Agent", "curl/8.5.0"), ("Expect", "100-continue"), ("TE", "trailers"),
+                                         ("Via", "1.1 proxy.tpp.example"), ("Connection", "keep-alive")])
+def test_http_metadata_is_never_not_accepted(identity, name, value):
+    # A33, x-http-metadata-headers: what an HTTP client or proxy sends by protocol is no interface parameter; an
+    # undeclared header of the TPP's own choosing still is
+    for op_id in ("createSepaCreditTransfer", "listSandboxCustomers"):
+        assert check(signed(identity, op_id, set=[(name, value)])).findings == []
+        report = check(signed(identity, op_id, set=[(name, value), ("X-Debug", "1")]))
+        assert [(f.rule, f.pointer) for f in report.findings] == [("header-not-accepted", "/headers/X-Debug")]
+
+
 def test_headers_not_accepted(identity):
     report = check(signed(identity, "createSepaCreditTransfer", set=[("Content-Type", "application/json"), ("X-Debug", "1"), ("Content-Length", "5")]))
     # Content-Type naming JSON on a JSON body is HTTP metadata (A33), like Content-Length

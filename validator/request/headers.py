@@ -33,8 +33,6 @@ CORPORATE_CONTEXT = "CORPORATE"
 CORPORATE_ID_HEADER = "psu-corporate-id"
 PSU_IDENTITY_HEADER = "x-psu-identity"
 
-# HTTP/1.1 message framing (RFC 9112), not interface parameters: never "not accepted".
-FRAMING_HEADERS = frozenset({"content-length", "transfer-encoding", "connection"})
 # Headers defined as comma-separated lists (RFC 9110 content negotiation, forwarded PSU values, RFC 3230 Digest):
 # repeating them is legitimate. x-accept-fix is a list too (A18): parameters with x-code-set.
 LIST_HEADERS = frozenset({
@@ -74,7 +72,7 @@ class _HeaderPlan:
     operation: Operation
     checks: tuple[_HeaderCheck, ...]
     declared: dict[str, Parameter]
-    quiet: frozenset[str]  # declared, framing and signing-only headers: never "not accepted"
+    quiet: frozenset[str]  # declared, HTTP metadata and signing-only headers: never "not accepted"
     content: dict[str, tuple[str, dict]]
     positions: dict[str, tuple[int, ...]]  # header key -> its checks' places in ``checks``
     required: tuple[int, ...]  # places of the checks that report an absent header (required, not the verifier's)
@@ -99,7 +97,7 @@ def _plan(spec: Spec, op: Operation) -> _HeaderPlan:
     for i, c in enumerate(checks):
         positions[c.key] = positions.get(c.key, ()) + (i,)
     plan = plans[id(op)] = _HeaderPlan(
-        op, tuple(checks), declared, frozenset(declared) | FRAMING_HEADERS | _signing_only_headers(spec),
+        op, tuple(checks), declared, frozenset(declared) | http_metadata_headers(spec) | _signing_only_headers(spec),
         {name.lower(): (name, meta or {}) for name, meta in op.content_headers.items()}, positions,
         tuple(i for i, c in enumerate(checks) if c.required and not c.owned_by_verifier))
     return plan
@@ -184,6 +182,16 @@ def is_json_media_type(value: str) -> bool:
     media = value.split(";", 1)[0].strip(" \t").lower()
     kind, _, subtype = media.partition("/")
     return kind == "application" and (subtype == "json" or subtype.endswith("+json"))
+
+
+def http_metadata_headers(spec: Spec) -> frozenset[str]:
+    """HTTP metadata of the message, never "not accepted" (the spec's x-http-metadata-headers, A33): framing, and
+    what clients and proxies send by protocol (User-Agent, Expect, TE, Via)."""
+    found = spec._cache.get("request-http-metadata-headers")
+    if found is None:
+        names = (spec.document.get("x-http-metadata-headers") or {}).get("names", ())
+        found = spec._cache["request-http-metadata-headers"] = frozenset(str(n).lower() for n in names)
+    return found
 
 
 def _signing_only_headers(spec: Spec) -> frozenset[str]:
