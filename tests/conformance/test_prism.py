@@ -1,8 +1,7 @@
 """The gate against an implementation nobody here wrote: Stoplight Prism mocking spec/openapi.yaml on loopback.
 
-Prism is a Node.js tool: `.ci/run` installs the pinned version into `.ci/node` (ignored by git). Without npx the test
-skips; with npx but without that install it skips saying how to install it (in CI, where .ci/run installed it, it
-runs). One run of every suite (1 example per rule and operation) is shared by the tests. Every answer Prism gives
+Prism is a Node.js tool: `.ci/run` installs the pinned version into `.ci/node` (ignored by git); without it the tests
+skip locally saying how to install it, and fail when `CI` is set (tests/prism_target.py). One run of every suite (1 example per rule and operation) is shared by the tests. Every answer Prism gives
 is recorded on the way through the run's connection pool, with Prism's own reason for a refusal (its
 ``sl-violations`` header), so "no request refused for a missing Content-Type" is judged on every request, not only
 on the findings. The findings asserted are the ones a bank's engineer reading this run's report would call true:
@@ -12,10 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import socket
-import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -25,44 +20,15 @@ import pytest
 from conformance.gate import report
 from conformance.gate.model import SUITES
 from conformance.gate.runner import RunOptions, run
+from prism_target import serving_prism
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-LOCAL_PRISM = REPO_ROOT / ".ci" / "node" / "node_modules" / ".bin" / "prism"
-
-
-def prism() -> str:
-    if not shutil.which("npx"):
-        pytest.skip("npx (Node.js) is not available: the Prism run needs it")
-    if LOCAL_PRISM.is_file():
-        return str(LOCAL_PRISM)
-    match = re.search(r"^PRISM_VERSION=([0-9.]+)$", (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8"), re.M)
-    pytest.skip("Stoplight Prism is not installed; install it with: npm install --prefix .ci/node "
-                f"@stoplight/prism-cli@{match.group(1) if match else 'latest'} (as .ci/run does)")
 
 
 @pytest.fixture(scope="module")
 def prism_url():
-    executable = prism()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    process = subprocess.Popen([executable, "mock", "-h", "127.0.0.1", "-p", str(port), "spec/openapi.yaml"],
-                               cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                httpx.get(url + "/v1/sandbox/customers", timeout=2)
-                break
-            except httpx.HTTPError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("Prism did not start")
-                time.sleep(0.5)
+    with serving_prism() as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 class Recorded:

@@ -9,24 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import re
-import shutil
 import socket
-import subprocess
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from click.testing import CliRunner
 
 from conformance.edges.cli import edge_cases
 from conformance.edges.run import NOT_EXERCISED, NOT_SENT
 from misbehaving_target import MisbehavingTarget, fixed, send, when
+from prism_target import serving_prism
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-LOCAL_PRISM = REPO_ROOT / ".ci" / "node" / "node_modules" / ".bin" / "prism"
 NEEDS_DATA = "sandbox-account-transactions"   # its path names an account of the target's test data
 NEEDS_NONE = "sepa-credit-transfer"
 KINDS = ("--kind", NEEDS_DATA, "--kind", NEEDS_NONE, "--max-examples", "1")
@@ -144,41 +139,10 @@ def test_a_target_that_goes_away_ends_the_run_with_exit_2(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------- Prism
-def prism() -> str:
-    """Prism, as .ci/run installs it; skip without it (fail when CI is set: CI installs it)."""
-    if LOCAL_PRISM.is_file() and shutil.which("node"):
-        return str(LOCAL_PRISM)
-    match = re.search(r"^PRISM_VERSION=([0-9.]+)$", (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8"), re.M)
-    how = ("Stoplight Prism is not installed; install it with: npm install --prefix .ci/node "
-           f"@stoplight/prism-cli@{match.group(1) if match else 'latest'} (as .ci/run does)")
-    if os.environ.get("CI"):
-        pytest.fail(f"{how}, and CI is set", pytrace=False)
-    pytest.skip(how)
-
-
 @pytest.fixture(scope="module")
 def prism_url():
-    executable = prism()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    process = subprocess.Popen([executable, "mock", "-h", "127.0.0.1", "-p", str(port), "spec/openapi.yaml"],
-                               cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                httpx.get(url + "/v1/sandbox/customers", timeout=2)
-                break
-            except httpx.HTTPError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("Prism did not start")
-                time.sleep(0.5)
+    with serving_prism() as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def test_prism_gets_every_edge_it_can_answer(prism_url, tmp_path):

@@ -30,19 +30,18 @@ WIDTH, HEIGHT = 1000, 800
 BUTTON_BLUE = (0x0B, 0x5C, 0xAD)  # the SCA page's "Authorise" button (conformance/sandbox/sca.py)
 
 
-class TppCallback:
-    """The TPP's redirect target: a loopback HTTP server that records the address the browser arrives at."""
+class LoopbackSite:
+    """A site of its own origin (a loopback port) for the browser: ``page(path)`` is the HTML it serves at a path,
+    ``visited(path)`` hears of every page asked for but the favicon (the browser asks for it by itself)."""
 
     def __init__(self) -> None:
-        arrived = self.arrived = []
-        reached = self.reached = threading.Event()
+        site = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - the http.server protocol
-                if self.path != "/favicon.ico":  # the browser asks for it by itself
-                    arrived.append(self.path)
-                    reached.set()
-                page = b"<!doctype html><title>TPP</title><p>Back at the TPP.</p>"
+                if self.path != "/favicon.ico":
+                    site.visited(self.path)
+                page = site.page(self.path).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(page)))
@@ -56,13 +55,35 @@ class TppCallback:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "TppCallback":
+    def page(self, path: str) -> str:
+        return "<!doctype html><title>Plain</title><p>A plain page.</p>"
+
+    def visited(self, path: str) -> None:
+        pass
+
+    def __enter__(self):
         self.thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class TppCallback(LoopbackSite):
+    """The TPP's redirect target: records the address the browser arrives at."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived: list[str] = []
+        self.reached = threading.Event()
+
+    def page(self, path: str) -> str:
+        return "<!doctype html><title>TPP</title><p>Back at the TPP.</p>"
+
+    def visited(self, path: str) -> None:
+        self.arrived.append(path)
+        self.reached.set()
 
 
 def rendered_form_problems(png: bytes) -> list[str]:
@@ -134,32 +155,15 @@ def test_psu_authorises_a_payment_in_headless_chromium(serve, identities, tmp_pa
 
 
 # ---------------------------------------------------------------- A37: no framing, no forged form (issue 21, point 10)
-class AnotherSite:
-    """A site of another origin (a loopback port of its own) serving the pages of ``pages`` by path."""
+class AnotherSite(LoopbackSite):
+    """A site of another origin serving the pages of ``pages`` by path."""
 
     def __init__(self, pages: dict[str, str]) -> None:
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the http.server protocol
-                page = pages.get(self.path, "<!doctype html><title>Plain</title><p>A plain page.</p>").encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(page)))
-                self.end_headers()
-                self.wfile.write(page)
+        super().__init__()
+        self.pages = pages
 
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def __enter__(self) -> "AnotherSite":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def page(self, path: str) -> str:
+        return self.pages.get(path) or super().page(path)
 
 
 def _frames(page) -> dict[str, dict]:
