@@ -1,0 +1,424 @@
+"""The forwarding half of ``obvalidate proxy``: an ASGI application (served by uvicorn) that sends each request to
+the upstream exactly as it came and streams the upstream's answer back exactly as it came, keeping a bounded copy of
+both for the judge (:mod:`.judging`), which gets them once the answer is complete.
+
+What goes upstream: the method, the request-target as sent (path and query, not re-encoded; the upstream URL's
+path in front, when it has one), every header line in the order sent with its name as sent (uvicorn lowercases
+header names; :class:`RawHeaders` keeps h11's raw names), a header sent twice twice, and the body's bytes as they
+arrive (``Content-Length`` or ``Transfer-Encoding: chunked``, as the client framed it). The one change is ``Host``:
+the upstream's authority, in the place the client's ``Host`` had, since a bank's server is found by its own name
+(``--preserve-host`` forwards the client's). Nothing is added: the request is built for httpcore (httpx's transport)
+directly, which adds no default headers, and no header is dropped.
+
+What comes back: the status, every header line as the upstream sent it (uvicorn writes no ``Server`` or ``Date`` of
+its own here), the body's bytes undecoded (a gzip answer stays gzip). The reason phrase is the standard one of the
+status (ASGI carries none). Redirects are not followed and absolute links are not rewritten.
+
+Bounds: the request and the answer stream through in pieces (flow control both ways: a client that reads slowly slows
+the reading of its upstream answer, nobody else's), and the judge's copy of each body stops at ``Limits.max_bytes``
+(the answer's then judged as truncated, and over the cap an ``answer-too-large`` finding as the gate has). The
+upstream gets ``Limits.seconds`` in all (connecting, the status line and headers, the body; time spent waiting for
+the client to take the answer does not count): past it before the answer started, the client gets 504; during the
+body, the connection to the client is closed (the answer cannot be changed any more) and it is a ``request-timeout``
+finding. An upstream that cannot be reached or breaks off before answering gets 502. Both carry the documented error
+body (A6, the profile's error-body: tppMessages with SYSTEM_ERROR, or the bulk operation's body).
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import itertools
+import ssl
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Awaitable, Callable
+from urllib.parse import urlsplit
+
+import h11
+import httpcore
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from conformance.bounded import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, Limits, seconds_text
+from conformance.exchange import ExchangeFinding, Judgement, RecordedAnswer, RecordedRequest
+from validator.context import DEFAULT_PROFILE, Profile
+
+RAW_HEADERS = "obvalidate.raw_headers"   # the scope extension holding the request's header names as sent
+GATEWAY_ERROR, GATEWAY_TIMEOUT = 502, 504
+TOO_LARGE, TIMED_OUT, UNREACHABLE = "answer-too-large", "request-timeout", "upstream-unreachable"
+_INFLATED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+class RawHeaders(H11Protocol):
+    """uvicorn's h11 protocol, which also puts each request's headers with their names as sent (h11 keeps them;
+    uvicorn hands the application lower-cased ones) in ``scope["extensions"]["obvalidate.raw_headers"]``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._raw: list[tuple[bytes, bytes]] | None = None
+        next_event = self.conn.next_event
+
+        def remembering():
+            event = next_event()
+            if isinstance(event, h11.Request):
+                self._raw = [(raw, value) for raw, _name, value in event.headers._full_items]
+            return event
+        self.conn.next_event = remembering
+
+    def handle_events(self) -> None:
+        before = getattr(self, "scope", None)
+        super().handle_events()
+        scope = getattr(self, "scope", None)
+        # The request's task is created in super().handle_events() but runs only once this returns to the loop.
+        if scope is not None and scope is not before and self._raw is not None:
+            scope.setdefault("extensions", {})[RAW_HEADERS] = self._raw
+            self._raw = None
+
+
+@dataclass(frozen=True)
+class ProxyOptions:
+    upstream: str                                   # scheme://host[:port][/base-path]
+    limits: Limits = Limits(DEFAULT_MAX_BYTES, DEFAULT_SECONDS)
+    enforce: bool = False
+    preserve_host: bool = False
+    profile: Profile = DEFAULT_PROFILE
+    max_connections: int = 512                      # upstream connections open at once
+
+
+@dataclass
+class Exchange:
+    """One exchange as the proxy saw it, for the judge: ``own`` the proxy's findings (the upstream's failures),
+    ``judgement`` set when the proxy judged it already (``--enforce``), ``answered_by`` "proxy" when the answer is
+    the proxy's own (502, 504, an enforced refusal)."""
+    index: int
+    request: RecordedRequest
+    answer: RecordedAnswer | None
+    time_ms: float
+    own: tuple[ExchangeFinding, ...] = ()
+    judgement: Judgement | None = None
+    answered_by: str = "upstream"
+    note: str | None = None
+    size: int = field(default=0)   # bytes held for the judge
+
+
+class Upstream:
+    """scheme, host, port, base path and authority of the upstream URL."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"--upstream must be an http:// or https:// URL, not {url!r}")
+        if parts.query or parts.fragment:
+            raise ValueError(f"--upstream takes no query or fragment: {url!r}")
+        self.scheme = parts.scheme
+        self.host = parts.hostname
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.base_path = parts.path.rstrip("/")
+        default = (parts.scheme, self.port) in (("http", 80), ("https", 443))
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.authority = host if default else f"{host}:{self.port}"
+        self.origin = f"{self.scheme}://{self.authority}"
+
+
+class _ClientGone(Exception):
+    """The client closed its connection before its request's body was complete."""
+
+
+def _text(value: bytes) -> str:
+    return value.decode("latin-1")
+
+
+def _header(headers, name: bytes) -> bytes | None:
+    return next((v for k, v in headers if k.lower() == name), None)
+
+
+def error_body(profile: Profile, status: int, code: str, text: str, path: str | None = None,
+               messages: list[tuple[str, str | None, str]] | None = None, operation=None) -> bytes:
+    """A documented error body (A6): the sandbox's (:func:`conformance.sandbox.app.error_reply`), chosen by the
+    profile's error-body and the operation's declared body, as a conforming bank writes it."""
+    from conformance.sandbox.app import error_reply
+
+    return error_reply(operation, status, messages or [(code, path, text)], profile.error_body).encoded()
+
+
+class ProxyApp:
+    """The ASGI application: forwards every request to ``options.upstream``; ``submit`` gets each completed
+    :class:`Exchange` (awaited before the answer's last piece goes out, so a judge that falls behind slows the
+    proxy rather than piling up exchanges); ``ask`` (``--enforce``) judges a request alone before it is forwarded."""
+
+    def __init__(self, options: ProxyOptions, submit: Callable[[Exchange], Awaitable[None]],
+                 ask: Callable[[RecordedRequest], Awaitable[Judgement]] | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
+        self.options = options
+        self.upstream = Upstream(options.upstream)
+        self.submit = submit
+        self.ask = ask
+        self._ssl = ssl_context
+        self._pool: httpcore.AsyncConnectionPool | None = None
+        self._numbers = itertools.count()
+        self.spec = None
+
+    # ---- the pool, made in the serving loop
+    @property
+    def pool(self) -> httpcore.AsyncConnectionPool:
+        if self._pool is None:
+            context = self._ssl
+            if context is None and self.upstream.scheme == "https":
+                import httpx
+
+                context = httpx.create_ssl_context()
+            self._pool = httpcore.AsyncConnectionPool(ssl_context=context, max_connections=self.options.max_connections,
+                                                      max_keepalive_connections=64, keepalive_expiry=30.0)
+        return self._pool
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
+            await self._pool.aclose()
+            self._pool = None
+
+    async def __call__(self, scope: dict, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":   # websockets: not part of this interface
+            return
+        await self._exchange(scope, receive, send)
+
+    async def _lifespan(self, receive, send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # ---- one exchange
+    def _request_line(self, scope: dict) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+        raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
+        if raw_path.startswith((b"http://", b"https://")):   # absolute form (RFC 9112 3.2.2): its path and query
+            rest = raw_path.split(b"://", 1)[1]
+            raw_path = b"/" + rest.split(b"/", 1)[1] if b"/" in rest else b"/"
+        query = scope.get("query_string") or b""
+        target = self.upstream.base_path.encode("ascii") + raw_path + (b"?" + query if query else b"")
+        headers = list(scope.get("extensions", {}).get(RAW_HEADERS) or scope["headers"])
+        if not self.options.preserve_host:
+            authority = self.upstream.authority.encode("ascii")
+            headers = [(name, authority) if name.lower() == b"host" else (name, value) for name, value in headers]
+        return target, headers
+
+    async def _exchange(self, scope: dict, receive, send) -> None:
+        index = next(self._numbers)
+        at = _dt.datetime.now(_dt.timezone.utc)
+        started = time.perf_counter()
+        limits = self.options.limits
+        method = scope["method"]
+        target, headers = self._request_line(scope)
+        framed = _header(headers, b"content-length") not in (None, b"0") or \
+            _header(headers, b"transfer-encoding") is not None
+        kept = bytearray()
+        state = {"over": False}
+
+        def recorded() -> RecordedRequest:
+            return RecordedRequest(method, _text(target), tuple((_text(n), _text(v)) for n, v in headers),
+                                   bytes(kept), at, self.upstream.origin)
+
+        async def pieces() -> AsyncIterator[bytes]:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _ClientGone()
+                piece = message.get("body", b"")
+                if piece:
+                    if len(kept) + len(piece) <= limits.max_bytes:
+                        kept.extend(piece)
+                    else:
+                        state["over"] = True
+                    yield piece
+                if not message.get("more_body", False):
+                    return
+
+        body: AsyncIterator[bytes] | None = pieces() if framed else None
+        if self.options.enforce and self.ask is not None:
+            if body is not None:   # the whole body first: the judge reads it (a body over the cap is not enforced)
+                held = []
+                try:
+                    async for piece in body:
+                        held.append(piece)
+                        if state["over"]:
+                            break
+                except _ClientGone:
+                    return
+                body = _replay(held, body if state["over"] else None)
+            if not state["over"]:
+                judgement = await self.ask(recorded())
+                refusal = self._enforced(judgement, recorded())
+                if refusal is not None:
+                    status, answer_headers, answer_body = refusal
+                    await self._answer_own(send, status, answer_headers, answer_body)
+                    answer = RecordedAnswer(status, tuple((_text(n), _text(v)) for n, v in answer_headers),
+                                            answer_body)
+                    await self.submit(Exchange(index, recorded(), answer, _ms(started), judgement=judgement,
+                                               answered_by="proxy", note="answered by the proxy (--enforce)"))
+                    return
+        await self._forward(index, scope, send, method, target, headers, body, recorded, state, started)
+
+    async def _forward(self, index, scope, send, method, target, headers, body, recorded, state, started) -> None:
+        limits = self.options.limits
+        spent = 0.0   # seconds the upstream took so far (waiting on the client is not counted)
+
+        async def upstream(awaitable):
+            nonlocal spent
+            began = time.monotonic()
+            try:
+                async with asyncio.timeout(max(limits.seconds - spent, 0.001)):
+                    return await awaitable
+            finally:
+                spent += time.monotonic() - began
+
+        seconds = limits.seconds
+        request = httpcore.Request(
+            method.encode("ascii"),
+            httpcore.URL(scheme=self.upstream.scheme, host=self.upstream.host, port=self.upstream.port,
+                         target=target),
+            headers=headers, content=body if body is not None else b"",
+            extensions={"timeout": {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}})
+        try:
+            response = await upstream(self.pool.handle_async_request(request))
+        except _ClientGone:
+            await self.submit(Exchange(index, recorded(), None, _ms(started), note="the client went away before "
+                                       "its request's body was complete"))
+            return
+        except (TimeoutError, httpcore.TimeoutException):
+            what = f"got no answer within {limits.seconds:g} s (--request-timeout)"
+            await self._failed(index, send, GATEWAY_TIMEOUT, what, recorded, started, TIMED_OUT)
+            return
+        except (httpcore.ConnectError, httpcore.NetworkError, httpcore.ProtocolError, OSError) as exc:
+            what = f"could not be reached or broke off before answering: {type(exc).__name__}: {exc or 'closed'}"
+            await self._failed(index, send, GATEWAY_ERROR, what, recorded, started, UNREACHABLE)
+            return
+        own: list[ExchangeFinding] = []
+        answer_kept = bytearray()
+        over = False
+        complete = False
+        try:
+            await send({"type": "http.response.start", "status": response.status, "headers": response.headers})
+            stream = response.stream.__aiter__()
+            while True:
+                try:
+                    piece = await upstream(stream.__anext__())
+                except StopAsyncIteration:
+                    break
+                if not over:
+                    if len(answer_kept) + len(piece) <= limits.max_bytes:
+                        answer_kept.extend(piece)
+                    else:
+                        over = True
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            complete = True
+        except (TimeoutError, httpcore.TimeoutException):
+            own.append(ExchangeFinding(
+                "server", TIMED_OUT, "error", "Limits", "",
+                f"{method} {_text(target)} answered {response.status} but its body was not complete within "
+                f"{limits.seconds:g} s (--request-timeout): cut after {len(answer_kept):,}+ bytes in "
+                f"{seconds_text(spent)}", "a whole answer", "an answer without end"))
+        except (httpcore.NetworkError, httpcore.ProtocolError, OSError) as exc:
+            own.append(ExchangeFinding("server", UNREACHABLE, "error", "Limits", "",
+                                       f"{method} {_text(target)}: the upstream broke off its answer "
+                                       f"({type(exc).__name__}: {exc or 'closed'})", "a whole answer",
+                                       "an answer broken off"))
+        finally:
+            await response.aclose()
+        if over:
+            own.append(ExchangeFinding(
+                "server", TOO_LARGE, "error", "Limits", "",
+                f"{method} {_text(target)} answered {response.status} with a body longer than the "
+                f"{limits.max_bytes:,}-byte cap (--max-response-bytes): forwarded whole, judged on its first "
+                f"{limits.max_bytes:,} bytes", f"at most {limits.max_bytes:,} bytes", "more"))
+        answer_headers = tuple((_text(n), _text(v)) for n, v in response.headers)
+        judged_body, truncated = _decoded(bytes(answer_kept), answer_headers, limits.max_bytes)
+        answer = RecordedAnswer(response.status, answer_headers, judged_body, truncated or over or not complete)
+        exchange = Exchange(index, recorded(), answer, _ms(started), tuple(own))
+        if state["over"]:
+            exchange.note = f"the request's body is over the {limits.max_bytes:,}-byte cap: not judged"
+        await self.submit(exchange)
+        if complete:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        # else: returning with the answer unfinished, uvicorn closes the client's connection (the status and headers
+        # are gone already: the client learns of the failure as a body cut short, which it is)
+
+    def _enforced(self, judgement: Judgement, request: RecordedRequest):
+        """The refusal a conforming bank gives a request with client errors (the judge's prediction), or None."""
+        errors = [f for f in judgement.findings if f.party == "client" and f.severity == "error"]
+        if not errors or judgement.predicted is None or judgement.predicted[0] < 400:
+            return None
+        status, code = judgement.predicted
+        operation = None
+        if judgement.operation:
+            from validator.spec import load_spec
+
+            self.spec = self.spec or load_spec()
+            operation = self.spec.operation(judgement.operation)
+        messages = [(code or "FORMAT_ERROR", _message_path(f.pointer), f.message) for f in errors]
+        body = error_body(self.options.profile, status, code or "FORMAT_ERROR", "", messages=messages,
+                          operation=operation)
+        return status, _json_headers(body, request), body
+
+    async def _failed(self, index, send, status: int, what: str, recorded, started, rule: str) -> None:
+        request = recorded()
+        message = f"the upstream {self.upstream.origin} {what}"
+        body = error_body(self.options.profile, status, "SYSTEM_ERROR", message)
+        headers = _json_headers(body, request)
+        await self._answer_own(send, status, headers, body)
+        answer = RecordedAnswer(status, tuple((_text(n), _text(v)) for n, v in headers), body)
+        finding = ExchangeFinding("server", rule, "error", "Limits" if rule == TIMED_OUT else "Errors", "",
+                                  f"{request.method} {request.target}: {message}", "an answer",
+                                  f"{status} from the proxy")
+        await self.submit(Exchange(index, request, answer, _ms(started), (finding,), answered_by="proxy",
+                                   note=f"answered by the proxy: {message}"))
+
+    @staticmethod
+    async def _answer_own(send, status: int, headers, body: bytes) -> None:
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _json_headers(body: bytes, request: RecordedRequest) -> list[tuple[bytes, bytes]]:
+    headers = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(body)).encode("ascii"))]
+    request_id = request.header("x-request-id")
+    if request_id and request_id.isascii() and request_id.isprintable():
+        headers.append((b"X-Request-ID", request_id.encode("ascii")))
+    return headers
+
+
+def _message_path(pointer: str) -> str | None:
+    """A finding's pointer as a tppMessage path (as the sandbox writes it): body pointers relative to the body."""
+    if pointer.startswith("/body"):
+        return pointer[len("/body"):] or None
+    return pointer or None
+
+
+async def _replay(held: list[bytes], rest: AsyncIterator[bytes] | None) -> AsyncIterator[bytes]:
+    for piece in held:
+        yield piece
+    if rest is not None:
+        async for piece in rest:
+            yield piece
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def _decoded(body: bytes, headers, cap: int) -> tuple[bytes, bool]:
+    """The body the judge reads: a gzip or deflate answer inflated (at most ``cap`` bytes; more is truncated)."""
+    coding = (next((v for n, v in headers if n.lower() == "content-encoding"), "") or "").strip().lower()
+    if coding not in _INFLATED or not body:
+        return body, False
+    try:
+        inflate = zlib.decompressobj(_INFLATED[coding])
+        out = inflate.decompress(body, cap + 1)
+    except zlib.error:
+        return body, False   # not what it says it is: the judge reads the bytes as they are
+    return (out[:cap], True) if len(out) > cap or inflate.unconsumed_tail else (out, False)
