@@ -92,14 +92,12 @@ def proxy(upstream, host, port, profile_path, log_path, record_path, enforce, re
     judges each exchange as it happens (client findings: the TPP's request; server findings: the bank's answer).
     Ctrl-C (SIGINT) or SIGTERM finishes the exchanges in flight, flushes the log and writes the report. Exit 0 when
     no exchange had a finding, 1 when one had, 2 on a usage error."""
-    from conformance.exchange import ExchangeJudge
-    from conformance.traffic.har import HarWriter
     from validator.context import DEFAULT_PROFILE, ConfigError, Profile
     from validator.formats.escape import printable
 
     from . import report
     from .forward import ProxyOptions, Upstream
-    from .judging import Judging
+    from .judging import Judging, Outputs
 
     def fail(message: str):
         click.echo(f"obvalidate proxy: {printable(message)}", err=True)
@@ -123,16 +121,17 @@ def proxy(upstream, host, port, profile_path, log_path, record_path, enforce, re
         sock.close()
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     bound = sock.getsockname()[1]
-    try:
-        log = open(log_path, "w", encoding="utf-8") if log_path else None   # noqa: SIM115 - closed at the end
-        record = HarWriter(record_path) if record_path else None
-    except OSError as exc:
-        sock.close()
-        fail(f"cannot write {exc.filename}: {exc.strerror}")
+    for path in (log_path, record_path):   # the worker writes them: refused here, with the reason, when it cannot
+        if path:
+            try:
+                open(path, "w", encoding="utf-8").close()
+            except OSError as exc:
+                sock.close()
+                fail(f"cannot write {exc.filename}: {exc.strerror}")
     options = ProxyOptions(upstream, Limits(max_response_bytes, request_timeout), enforce=enforce,
                            preserve_host=preserve_host, profile=profile)
-    judge = ExchangeJudge(profile=profile, base_path=where.base_path, origins=(where.origin,))
-    judging = Judging(judge, out=None if quiet else sys.stdout, log=log, record=record)
+    judging = Judging(Outputs(None if quiet else "-", log_path, record_path), profile=profile,
+                      base_path=where.base_path, origins=(where.origin,))
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"obvalidate proxy: http://{shown}:{bound} -> {where.origin}{where.base_path}"
                f"{' (--enforce)' if enforce else ''}; Ctrl-C to stop", err=True)
@@ -140,8 +139,6 @@ def proxy(upstream, host, port, profile_path, log_path, record_path, enforce, re
         serve(options, judging, host, sock)
     finally:
         tally = judging.close()
-        if log is not None:
-            log.close()
     written = report.write(tally, report_dir, upstream, enforce=enforce) if report_dir else []
     s = report.summary(tally)
     click.echo(f"obvalidate proxy: {s['exchanges']} exchanges, {s['with_findings']} with findings "

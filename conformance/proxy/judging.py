@@ -1,13 +1,14 @@
-"""The judging half of ``obvalidate proxy``: one worker thread owns the session's :class:`ExchangeJudge` (one judge,
-one session: it learns created ids, statuses and X-Request-IDs from each exchange in turn) and judges each exchange
-once its answer is complete, off the path the answer takes -- the client has its answer's bytes while the judge
-reads them. For each exchange it then writes, in this order, the terminal line, the ``--log`` lines and the
-``--record`` HAR entry, and keeps the session's tally for the report.
+"""The judging half of ``obvalidate proxy``: one worker process owns the session's :class:`ExchangeJudge` (one
+judge, one session: it learns created ids, statuses and X-Request-IDs from each exchange in turn) and judges each
+exchange once its answer is complete, off the path the answer takes -- the client has its answer's bytes while the
+judge reads them, and the judge's work runs on another core than the forwarding's. For each exchange the worker then
+writes, in this order, the terminal line, the ``--log`` lines and the ``--record`` HAR entry, and keeps the session's
+tally for the report, which it hands back when the proxy stops.
 
 The backlog of exchanges waiting for the judge is bounded (``backlog``): when the judge falls that far behind, the
 next exchange to complete waits for room before its answer's last piece goes out, so the proxy slows to the pace of
 its judge instead of holding an unbounded queue. ``--enforce`` asks the same judge about a request alone before it is
-forwarded; such a question goes ahead of the waiting exchanges.
+forwarded (in turn with the exchanges before it: the judge's state is theirs too).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 from conformance.exchange import ExchangeFinding, ExchangeJudge, Judgement, RecordedRequest
 from conformance.traffic import har
@@ -31,7 +32,7 @@ from .forward import Exchange
 BACKLOG = 256
 ERROR = "error"
 EXAMPLES = 5      # exchanges the report names for each finding (the first ones)
-_STOP, _ASK, _JUDGE = 2, 0, 1   # priorities: a question first, exchanges in order, the stop last
+_STOP, _ASK, _JUDGE = "stop", "ask", "judge"
 
 
 @dataclass
@@ -149,72 +150,143 @@ def line(exchange: Exchange, judgement: Judgement | None, findings: tuple[Exchan
                      f"{verdict(exchange, judgement, findings)}")
 
 
-class Judging:
-    """The worker thread and its outputs. ``out`` the terminal stream (None: no lines), ``log`` an open text
-    stream for the JSON lines, ``record`` a :class:`conformance.traffic.har.HarWriter`."""
+@dataclass(frozen=True)
+class Outputs:
+    """Where the worker writes: ``out`` the terminal lines (``"-"``: standard output; a path; None: none), ``log``
+    the JSON lines (a path), ``record`` the HAR (a path)."""
+    out: str | None = "-"
+    log: str | None = None
+    record: str | None = None
 
-    def __init__(self, judge: ExchangeJudge, *, out: IO[str] | None = sys.stdout, log: IO[str] | None = None,
-                 record: har.HarWriter | None = None, backlog: int = BACKLOG) -> None:
-        self.judge = judge
-        self.out, self.log, self.record = out, log, record
-        self.tally = Tally()
-        self._queue: queue.PriorityQueue = queue.PriorityQueue()
-        self._order = itertools.count()
-        self._async_room: asyncio.Semaphore | None = None
-        self._backlog = backlog
-        self._thread = threading.Thread(target=self._run, name="obvalidate-proxy-judge", daemon=True)
-        self._thread.start()
+
+class Judging:
+    """The judging worker, a process of its own: the judge's work never holds the interpreter lock the forwarding
+    needs (in a thread of the serving process, each socket operation of the forwarding waited for the judge's turn
+    to end: milliseconds an exchange). ``profile``, ``base_path``, ``origins`` as :class:`ExchangeJudge` takes them.
+
+    The serving loop hands over each completed exchange (:meth:`submit`, pickled through a queue of ``backlog``
+    places), asks about a request alone (:meth:`ask`, ``--enforce``); :meth:`close` judges what is queued, flushes
+    the outputs and returns the session's :class:`Tally`."""
+
+    def __init__(self, outputs: Outputs = Outputs(), *, profile=None, base_path: str = "",
+                 origins: tuple[str, ...] = (), backlog: int = BACKLOG) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")   # the serving process may have threads: no fork
+        self._exchanges = context.Queue(backlog)
+        self._replies = context.Queue()
+        self._process = context.Process(target=_work, name="obvalidate-proxy-judge", daemon=True,
+                                        args=(self._exchanges, self._replies, outputs, profile, base_path, origins))
+        self._process.start()
+        self._asked: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future]] = {}
+        self._numbers = itertools.count()
+        self._tally: Tally | None = None
+        self._tallied = threading.Event()
+        self._reader = threading.Thread(target=self._read_replies, name="obvalidate-proxy-replies", daemon=True)
+        self._reader.start()
 
     # ---- from the serving loop
     async def submit(self, exchange: Exchange) -> None:
-        """Queue a completed exchange (waits only while the backlog is full)."""
-        if self._async_room is None:
-            self._async_room = asyncio.Semaphore(self._backlog)
-        await self._async_room.acquire()
-        loop = asyncio.get_running_loop()
-        self._queue.put((_JUDGE, next(self._order), exchange, (loop, self._async_room.release)))
+        """Queue a completed exchange; while the backlog is full, wait (the proxy slows to its judge's pace)."""
+        await self._put((_JUDGE, 0, exchange))
 
     async def ask(self, request: RecordedRequest) -> Judgement:
         """The judgement of a request alone (what a conforming bank answers it), from the session's judge."""
         loop = asyncio.get_running_loop()
+        number = next(self._numbers)
         answer: asyncio.Future = loop.create_future()
-        self._queue.put((_ASK, next(self._order), request, (loop, answer)))
+        self._asked[number] = (loop, answer)
+        await self._put((_ASK, number, request))
         return await answer
 
-    # ---- the end
-    def close(self, timeout: float | None = None) -> Tally:
-        """Judge what is queued, flush and close the log and the recording; the session's tally."""
-        self._queue.put((_STOP, next(self._order), None, None))
-        self._thread.join(timeout)
-        if self.log is not None:
-            self.log.flush()
-        if self.record is not None:
-            self.record.close()
-        return self.tally
-
-    # ---- the worker
-    def _run(self) -> None:
+    async def _put(self, item) -> None:
         while True:
-            kind, _n, item, reply = self._queue.get()
-            if kind == _STOP:
+            try:
+                self._exchanges.put_nowait(item)
+                return
+            except queue.Full:
+                await asyncio.sleep(0.001)
+
+    def _read_replies(self) -> None:
+        while True:
+            try:
+                kind, number, value = self._replies.get()
+            except (EOFError, OSError):
+                self._tallied.set()
                 return
             if kind == _ASK:
-                loop, future = reply
+                loop, future = self._asked.pop(number)
+                loop.call_soon_threadsafe(_settle, future, value)
+            else:
+                self._tally = value
+                self._tallied.set()
+                return
+
+    # ---- the end
+    def close(self, timeout: float | None = 60) -> Tally:
+        """Judge what is queued, flush and close the outputs; the session's tally."""
+        if self._tally is None and self._process.is_alive():
+            self._exchanges.put((_STOP, 0, None))
+            self._tallied.wait(timeout)
+        self._process.join(10)
+        if self._process.is_alive():   # pragma: no cover - a judge that does not stop
+            self._process.kill()
+        if self._tally is None:
+            self._tally = Tally(errors=[f"the judging process ended with exit code {self._process.exitcode}"])
+        return self._tally
+
+
+def _work(exchanges, replies, outputs: Outputs, profile, base_path: str, origins: tuple[str, ...]) -> None:
+    """The worker process: one judge, the outputs, the tally; until told to stop."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C reaches the whole process group: the proxy says when
+    from validator.context import DEFAULT_PROFILE
+
+    judge = ExchangeJudge(profile=profile or DEFAULT_PROFILE, base_path=base_path, origins=origins)
+    worker = _Worker(judge, outputs)
+    try:
+        while True:
+            kind, number, item = exchanges.get()
+            if kind == _STOP:
+                break
+            if kind == _ASK:
                 try:
-                    judgement = self.judge.judge(item, None)
+                    judgement = judge.judge(item, None)
                 except Exception as exc:   # a defect of the judge: the request is forwarded unjudged
                     judgement = Judgement(None, f"not judged: the judge failed ({type(exc).__name__}: {exc})", ())
-                loop.call_soon_threadsafe(_settle, future, judgement)
+                replies.put((_ASK, number, judgement))
                 continue
-            loop, release = reply
             try:
-                self._judge_one(item)
+                worker.judge_one(item)
             except Exception as exc:   # never lose the worker: the exchange is counted as not judged
-                self.tally.errors.append(printable(f"entry {item.index}: {type(exc).__name__}: {exc}"))
-            finally:
-                loop.call_soon_threadsafe(release)
+                worker.tally.errors.append(printable(f"entry {item.index}: {type(exc).__name__}: {exc}"))
+    finally:
+        worker.close()
+        replies.put((_STOP, 0, worker.tally))
 
-    def _judge_one(self, exchange: Exchange) -> None:
+
+class _Worker:
+    def __init__(self, judge: ExchangeJudge, outputs: Outputs) -> None:
+        self.judge = judge
+        self.tally = Tally()
+        self.out = sys.stdout if outputs.out == "-" else open(outputs.out, "w", encoding="utf-8") \
+            if outputs.out else None   # noqa: SIM115 - closed in close()
+        self.log = open(outputs.log, "w", encoding="utf-8") if outputs.log else None   # noqa: SIM115
+        self.record = har.HarWriter(outputs.record) if outputs.record else None
+        self._own_out = outputs.out not in (None, "-")
+
+    def close(self) -> None:
+        if self.out is not None:
+            self.out.flush()
+            if self._own_out:
+                self.out.close()
+        if self.log is not None:
+            self.log.close()
+        if self.record is not None:
+            self.record.close()
+
+    def judge_one(self, exchange: Exchange) -> None:
         judgement = exchange.judgement
         if judgement is None and exchange.answered_by == "upstream" and exchange.note is None:
             try:

@@ -3,9 +3,9 @@
 and HAR kept for the assertions; and a TPP's ordinary session through it."""
 from __future__ import annotations
 
-import io
 import json
 import socket
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -14,11 +14,9 @@ import httpx
 
 from conformance.bounded import Limits
 from conformance.client import Identity, SignedClient
-from conformance.exchange import ExchangeJudge
 from conformance.proxy.cli import serve
 from conformance.proxy.forward import ProxyOptions, Upstream
-from conformance.proxy.judging import Judging
-from conformance.traffic.har import HarWriter
+from conformance.proxy.judging import Judging, Outputs
 from sandbox.flows import BULK, REDIRECT, SEPA, SESSION, bulk_body, sepa_body
 
 TPP = Identity.generate("PSDNO-FSA-PROXYA")
@@ -32,9 +30,10 @@ class RunningProxy:
                  limits: Limits = Limits(), preserve_host: bool = False) -> None:
         where = Upstream(upstream)
         self.options = ProxyOptions(upstream, limits, enforce=enforce, preserve_host=preserve_host)
-        self.out, self.log = io.StringIO(), io.StringIO()
-        self.judging = Judging(ExchangeJudge(base_path=where.base_path, origins=(where.origin,)), out=self.out,
-                               log=self.log, record=HarWriter(record) if record else None)
+        self._files = tempfile.TemporaryDirectory(prefix="obvalidate-proxy-test-")   # removed with this object
+        self.out, self.log = Path(self._files.name) / "out.txt", Path(self._files.name) / "log.jsonl"
+        self.judging = Judging(Outputs(str(self.out), str(self.log), str(record) if record else None),
+                               base_path=where.base_path, origins=(where.origin,))
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
@@ -70,10 +69,12 @@ class RunningProxy:
 
     # ---- what it said
     def lines(self) -> list[str]:
-        return self.out.getvalue().splitlines()
+        self.stop()
+        return self.out.read_text(encoding="utf-8").splitlines()
 
     def logged(self, kind: str = "finding") -> list[dict]:
-        return [v for v in map(json.loads, self.log.getvalue().splitlines()) if v["type"] == kind]
+        self.stop()
+        return [v for v in map(json.loads, self.log.read_text(encoding="utf-8").splitlines()) if v["type"] == kind]
 
     def findings(self, party: str | None = None, severity: str = "error") -> list[dict]:
         return [f for f in self.logged() if (party is None or f["party"] == party) and f["severity"] == severity]
