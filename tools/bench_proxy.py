@@ -13,7 +13,7 @@ Clients are threads of this process, each with its own keep-alive connection (``
 library's own in the requests); latency is one request's round trip, measured by the client. Rounds alternate
 direct, proxy, prism so the three share the machine's noise; the figures are over every round's requests.
 
-A second workload isolates the proxy's own capacity from the sandbox's: the same reads answered at once by a
+A second workload isolates the proxy's own capacity from the sandbox's: the same status read answered at once by a
 canned upstream (a bare asyncio server returning a valid status answer), direct and through the proxy.
 
 ``added`` is the through-proxy percentile minus the direct one. The machine is shared (2 cores, other work on it):
@@ -172,10 +172,12 @@ def run(args) -> dict:
         try:
             requests = prepared(sandbox.url, tpp)
             workloads = {
-                "sandbox": {"direct": sandbox.port, "proxy": proxy.port, **({"prism": prism.port} if prism else {})},
-                "canned upstream": {"direct": canned.port, "proxy": canned_proxy.port},
+                "sandbox": ({"direct": sandbox.port, "proxy": proxy.port, **({"prism": prism.port} if prism else {})},
+                            requests),
+                # the canned answer is a valid status answer: only the status read is sent there
+                "canned upstream": ({"direct": canned.port, "proxy": canned_proxy.port}, requests[:1]),
             }
-            for workload, targets in workloads.items():
+            for workload, (targets, requests) in workloads.items():
                 for clients in args.clients:
                     figures = {name: {"latencies": [], "seconds": 0.0, "failures": 0, "requests": 0}
                                for name in targets}

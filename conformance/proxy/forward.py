@@ -46,8 +46,11 @@ from conformance.exchange import ExchangeFinding, Judgement, RecordedAnswer, Rec
 from validator.context import DEFAULT_PROFILE, Profile
 
 RAW_HEADERS = "obvalidate.raw_headers"   # the scope extension holding the request's header names as sent
+CONNECTION = "obvalidate.connection"     # the scope extension naming the client's connection (its protocol object)
 GATEWAY_ERROR, GATEWAY_TIMEOUT = 502, 504
 TOO_LARGE, TIMED_OUT, UNREACHABLE = "answer-too-large", "request-timeout", "upstream-unreachable"
+KEEPALIVE = 30.0   # seconds an idle upstream connection is kept
+NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]   # each write goes out at once (no Nagle wait)
 _INFLATED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 
@@ -58,6 +61,12 @@ class RawHeaders(H11Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._raw: list[tuple[bytes, bytes]] | None = None
+        # The upstream connection paired with this client connection: a client's requests come one at a time
+        # (HTTP/1.1), so each client connection has one upstream connection of its own, kept alive as long as both
+        # are -- no pool to search per request, and a slow exchange holds no one else's connection.
+        self.upstream: httpcore.AsyncHTTPConnection | None = None
+        self.busy = False
+        self.gone = False
         next_event = self.conn.next_event
 
         def remembering():
@@ -76,14 +85,32 @@ class RawHeaders(H11Protocol):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.gone = True
+        if self.upstream is not None and not self.busy:   # a busy one is closed when its exchange ends
+            _closing(self.loop, self.upstream)
+            self.upstream = None
+
     def handle_events(self) -> None:
         before = getattr(self, "scope", None)
         super().handle_events()
         scope = getattr(self, "scope", None)
         # The request's task is created in super().handle_events() but runs only once this returns to the loop.
         if scope is not None and scope is not before and self._raw is not None:
-            scope.setdefault("extensions", {})[RAW_HEADERS] = self._raw
+            extensions = scope.setdefault("extensions", {})
+            extensions[RAW_HEADERS] = self._raw
+            extensions[CONNECTION] = self
             self._raw = None
+
+
+_CLOSING: set[asyncio.Task] = set()
+
+
+def _closing(loop: asyncio.AbstractEventLoop, connection: httpcore.AsyncHTTPConnection) -> None:
+    task = loop.create_task(connection.aclose())
+    _CLOSING.add(task)
+    task.add_done_callback(_CLOSING.discard)
 
 
 @dataclass(frozen=True)
@@ -171,17 +198,54 @@ class ProxyApp:
 
     # ---- the pool, made in the serving loop
     @property
-    def pool(self) -> httpcore.AsyncConnectionPool:
-        if self._pool is None:
-            context = self._ssl
-            if context is None and self.upstream.scheme == "https":
-                import httpx
+    def ssl_context(self) -> ssl.SSLContext | None:
+        if self._ssl is None and self.upstream.scheme == "https":
+            import httpx
 
-                context = httpx.create_ssl_context()
-            self._pool = httpcore.AsyncConnectionPool(ssl_context=context, max_connections=self.options.max_connections,
-                                                      max_keepalive_connections=64, keepalive_expiry=30.0,
-                                                      socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+            self._ssl = httpx.create_ssl_context()
+        return self._ssl
+
+    @property
+    def pool(self) -> httpcore.AsyncConnectionPool:
+        """For requests that come without their connection (another server than :class:`RawHeaders`)."""
+        if self._pool is None:
+            self._pool = httpcore.AsyncConnectionPool(ssl_context=self.ssl_context,
+                                                      max_connections=self.options.max_connections,
+                                                      max_keepalive_connections=64, keepalive_expiry=KEEPALIVE,
+                                                      socket_options=NODELAY)
         return self._pool
+
+    def _connection(self) -> httpcore.AsyncHTTPConnection:
+        origin = httpcore.Origin(self.upstream.scheme.encode("ascii"), self.upstream.host.encode("ascii"),
+                                 self.upstream.port)
+        return httpcore.AsyncHTTPConnection(origin, ssl_context=self.ssl_context, keepalive_expiry=KEEPALIVE,
+                                            socket_options=NODELAY)
+
+    async def _send(self, scope: dict, request: httpcore.Request, replayable: bool) -> httpcore.Response:
+        """The upstream's answer (its head) to ``request``, on the client connection's own upstream connection."""
+        holder = scope.get("extensions", {}).get(CONNECTION)
+        if holder is None:
+            return await self.pool.handle_async_request(request)
+        connection = holder.upstream
+        reused = connection is not None
+        if connection is not None and (connection.is_closed() or connection.has_expired()
+                                       or not connection.is_available()):
+            await connection.aclose()
+            connection, reused = None, False
+        if connection is None:
+            connection = holder.upstream = self._connection()
+        try:
+            return await connection.handle_async_request(request)
+        except (httpcore.ConnectionNotAvailable, httpcore.RemoteProtocolError, httpcore.ReadError,
+                httpcore.WriteError):
+            # a kept-alive connection the upstream closed meanwhile: once more on a new one, when nothing of the
+            # request was consumed (no body)
+            await connection.aclose()
+            holder.upstream = None
+            if not (reused and replayable):
+                raise
+            connection = holder.upstream = self._connection()
+            return await connection.handle_async_request(request)
 
     async def aclose(self) -> None:
         if self._pool is not None:
@@ -296,8 +360,24 @@ class ProxyApp:
                          target=target),
             headers=headers, content=body if body is not None else b"",
             extensions={"timeout": {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}})
+        holder = scope.get("extensions", {}).get(CONNECTION)
+        if holder is not None:
+            holder.busy = True
         try:
-            response = await upstream(self.pool.handle_async_request(request))
+            await self._exchange_upstream(index, scope, send, method, target, body, recorded, state, started,
+                                          request, upstream, spent_of=lambda: spent)
+        finally:
+            if holder is not None:
+                holder.busy = False
+                if holder.gone and holder.upstream is not None:
+                    await holder.upstream.aclose()
+                    holder.upstream = None
+
+    async def _exchange_upstream(self, index, scope, send, method, target, body, recorded, state, started, request,
+                                 upstream, spent_of) -> None:
+        limits = self.options.limits
+        try:
+            response = await upstream(self._send(scope, request, body is None))
         except _ClientGone:
             await self.submit(Exchange(index, recorded(), None, _ms(started), note="the client went away before "
                                        "its request's body was complete"))
@@ -334,7 +414,7 @@ class ProxyApp:
                 "server", TIMED_OUT, "error", "Limits", "",
                 f"{method} {_text(target)} answered {response.status} but its body was not complete within "
                 f"{limits.seconds:g} s (--request-timeout): cut after {len(answer_kept):,}+ bytes in "
-                f"{seconds_text(spent)}", "a whole answer", "an answer without end"))
+                f"{seconds_text(spent_of())}", "a whole answer", "an answer without end"))
         except (httpcore.NetworkError, httpcore.ProtocolError, OSError) as exc:
             own.append(ExchangeFinding("server", UNREACHABLE, "error", "Limits", "",
                                        f"{method} {_text(target)}: the upstream broke off its answer "

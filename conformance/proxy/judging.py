@@ -295,7 +295,7 @@ class _Worker:
                 exchange.note = printable(f"not judged: the judge failed ({type(exc).__name__}: {exc})")
                 self.tally.errors.append(exchange.note)
         findings = tuple(exchange.own) + (judgement.findings if judgement else ())
-        command = curl(exchange.request)
+        command = curl(exchange.request) if findings else ""   # a reproducer is for a finding
         self.tally.add(exchange, judgement, findings, command)
         if self.out is not None:
             self.out.write(line(exchange, judgement, findings) + "\n")
