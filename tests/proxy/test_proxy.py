@@ -34,6 +34,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -43,7 +44,7 @@ from conformance.gate.target import ReferenceServer
 from conformance.sandbox import faults as F
 from conformance.server_process import free_port
 from conformance.traffic.har import Recording
-from misbehaving_target import MisbehavingTarget, fixed, send, slow_body, when
+from misbehaving_target import MisbehavingTarget, fixed, huge_body, send, slow_body, when
 from proxy_helpers import TPP, RunningProxy, client, ordinary_session
 from sandbox.flows import sepa_body
 
@@ -324,3 +325,44 @@ def test_target_text_is_escaped_on_the_terminal():
     text = line(Exchange(3, request, RecordedAnswer(200, (), b""), 1.0), Judgement("getX", None, (finding,)),
                 (finding,))
     assert "\x1b" not in text and "\r" not in text and "\\x1b[2J\\rPASS" in text and "\\x07" in text
+
+
+def _peak_rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1]) / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="peak RSS read from /proc (Linux)")
+def test_a_huge_answer_streams_through_in_bounded_memory():
+    """200 MB through the proxy (a command, its own process): its peak RSS stays far below the answer's size."""
+    size = 200 * 1000 * 1000
+    port = free_port()
+    with MisbehavingTarget(huge_body(size)) as target:
+        process = subprocess.Popen([sys.executable, "-m", "validator", "proxy", "--upstream", target.url, "--port",
+                                    str(port), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            _wait_listening(port, process)
+            received = 0
+            with httpx.stream("GET", f"http://127.0.0.1:{port}/big", timeout=60) as answer:
+                for piece in answer.iter_raw(1 << 20):
+                    received += len(piece)
+            peak = _peak_rss_mb(process.pid)
+            process.send_signal(signal.SIGINT)
+            _out, err = process.communicate(timeout=20)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert received == size
+    assert peak < 150, f"peak RSS {peak:.0f} MB forwarding {size / 1e6:.0f} MB"
+    assert process.returncode == 1 and "1 with findings" in err   # over the judge's cap: answer-too-large
+
+
+def _wait_listening(port: int, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
+            time.sleep(0.05)
