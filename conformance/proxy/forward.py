@@ -33,7 +33,7 @@ import socket
 import ssl
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import urlsplit
 
@@ -136,7 +136,6 @@ class Exchange:
     judgement: Judgement | None = None
     answered_by: str = "upstream"
     note: str | None = None
-    size: int = field(default=0)   # bytes held for the judge
 
 
 class Upstream:

@@ -243,11 +243,19 @@ def _work(exchanges, replies, outputs: Outputs, profile, base_path: str, origins
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C reaches the whole process group: the proxy says when
     from validator.context import DEFAULT_PROFILE
 
+    import multiprocessing
+
     judge = ExchangeJudge(profile=profile or DEFAULT_PROFILE, base_path=base_path, origins=origins)
     worker = _Worker(judge, outputs)
+    parent = multiprocessing.parent_process()
     try:
         while True:
-            kind, number, item = exchanges.get()
+            try:
+                kind, number, item = exchanges.get(timeout=1.0)
+            except queue.Empty:
+                if parent is not None and not parent.is_alive():   # the proxy was killed: no one to judge for
+                    break
+                continue
             if kind == _STOP:
                 break
             if kind == _ASK:

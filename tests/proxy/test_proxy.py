@@ -275,6 +275,7 @@ def test_sigint_finishes_flushes_reports_and_exits_1_with_findings(sandbox, tmp_
     assert {(v["party"], v["rule"]) for v in log if v["type"] == "finding"} >= {
         ("server", "status-undeclared"), ("client", "amount-minor-units")}
     assert len(list(Recording(tmp_path / "rec.har"))) == 2
+    assert [e.status for e in Recording(tmp_path / "log.jsonl")] == [200, 400]   # the log is a recording too
     data = json.loads((tmp_path / "report" / "proxy.json").read_text())
     assert data["summary"]["exchanges"] == 2 and data["summary"]["server_findings"] >= 1
     assert (tmp_path / "report" / "proxy.junit.xml").read_text().count("<failure") >= 2
@@ -366,3 +367,43 @@ def _wait_listening(port: int, process: subprocess.Popen) -> None:
         except OSError:
             assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
             time.sleep(0.05)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="processes found through /proc (Linux)")
+def test_the_judging_process_ends_when_the_proxy_is_killed(sandbox):
+    upstream = sandbox()
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "validator", "proxy", "--upstream", upstream.url, "--port",
+                                str(port), "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_listening(port, process)
+        judges = _children(process.pid)
+        assert judges, "the judge runs in a process of its own"
+        process.kill()
+        process.wait(10)
+        deadline = time.monotonic() + 10
+        while any(_running(pid) for pid in judges):
+            assert time.monotonic() < deadline, "the judging process outlived the proxy"
+            time.sleep(0.1)
+    finally:
+        if process.poll() is None:
+            process.kill()
