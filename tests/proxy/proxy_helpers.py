@@ -17,6 +17,7 @@ from conformance.client import Identity, SignedClient
 from conformance.proxy.cli import serve
 from conformance.proxy.forward import ProxyOptions, Upstream
 from conformance.proxy.judging import Judging, Outputs
+from validator.context import DEFAULT_PROFILE, Profile
 from sandbox.flows import BULK, REDIRECT, SEPA, SESSION, bulk_body, sepa_body
 
 TPP = Identity.generate("PSDNO-FSA-PROXYA")
@@ -27,13 +28,13 @@ class RunningProxy:
     the judge's queue is judged, the log flushed)."""
 
     def __init__(self, upstream: str, *, record: Path | None = None, enforce: bool = False,
-                 limits: Limits = Limits(), preserve_host: bool = False) -> None:
+                 limits: Limits = Limits(), preserve_host: bool = False, profile: Profile = DEFAULT_PROFILE) -> None:
         where = Upstream(upstream)
-        self.options = ProxyOptions(upstream, limits, enforce=enforce, preserve_host=preserve_host)
+        self.options = ProxyOptions(upstream, limits, enforce=enforce, preserve_host=preserve_host, profile=profile)
         self._files = tempfile.TemporaryDirectory(prefix="obvalidate-proxy-test-")   # removed with this object
         self.out, self.log = Path(self._files.name) / "out.txt", Path(self._files.name) / "log.jsonl"
         self.judging = Judging(Outputs(str(self.out), str(self.log), str(record) if record else None),
-                               base_path=where.base_path, origins=(where.origin,))
+                               profile=profile, base_path=where.base_path, origins=(where.origin,))
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]

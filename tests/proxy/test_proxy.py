@@ -47,6 +47,7 @@ from conformance.traffic.har import Recording
 from misbehaving_target import MisbehavingTarget, fixed, huge_body, send, slow_body, when
 from proxy_helpers import TPP, RunningProxy, client, ordinary_session
 from sandbox.flows import sepa_body
+from validator.context import Profile
 
 ORDINARY = {
     F.CREATED_200: "status-undeclared",
@@ -189,6 +190,24 @@ def test_an_upstream_that_is_down_is_502_with_the_documented_error_body():
     (finding,) = proxy.findings("server")
     assert finding["rule"] == "upstream-unreachable" and finding["status"] == 502
     assert "answered by the proxy" in proxy.lines()[0]
+
+
+def test_the_profile_chooses_the_error_body_of_the_proxys_own_answers():
+    down = f"http://127.0.0.1:{free_port()}"
+    with RunningProxy(down, profile=Profile.from_mapping({"error-body": "bulk"})) as proxy:
+        answer = httpx.get(proxy.url + "/v1/payments/sepa-credit-transfers/x/status", timeout=5)
+    body = answer.json()
+    assert answer.status_code == 502 and body["code"] == "SYSTEM_ERROR" and body["status"] == 502
+    assert set(body) == {"id", "system", "status", "code", "message"}
+
+
+def test_any_method_redirects_and_absolute_links_pass_untouched():
+    elsewhere = "https://sca.bank.example/authorise?token=a%2Fb"
+    with MisbehavingTarget(fixed(303, b"", [("Location", elsewhere), ("Content-Length", "0")], reason="See Other")) \
+            as target, RunningProxy(target.url) as proxy:
+        answer = httpx.request("PROPFIND", proxy.url + "/v1/anything", timeout=5)
+    assert answer.status_code == 303 and answer.headers["location"] == elsewhere
+    assert [(r.method, r.target) for r in target.requests] == [("PROPFIND", "/v1/anything")]
 
 
 def test_an_upstream_too_slow_is_504_and_holds_no_other_exchange():
