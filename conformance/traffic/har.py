@@ -125,7 +125,7 @@ class Recording:
         self.bytes_read = 0
         self.count: int | None = None
         self.in_order = True
-        self._order: list[int] | None = None   # judging position of each entry, when the file is out of order
+        self._order: list[int] | None = None   # judging position of each entry by its place in the file
 
     # ---- first pass
     def scan(self) -> int:
@@ -237,12 +237,13 @@ class Recording:
 
 
 def _reordered(entries: Iterator[HarEntry], position: list[int]) -> Iterator[HarEntry]:
-    """``entries`` (in file order) in judging order; an entry read before its turn waits in a temporary file."""
+    """``entries`` (in file order) in judging order; an entry read before its turn waits in a temporary file.
+    ``position`` is indexed by the place in the file (a JSONL line's ``entry`` need not be it)."""
     waiting: dict[int, tuple[int, int]] = {}   # judging position -> (offset, length) in the spill file
     turn = 0
     with tempfile.TemporaryFile(prefix="obvalidate-traffic-") as spill:
-        for entry in entries:
-            rank = position[entry.index]
+        for place, entry in enumerate(entries):
+            rank = position[place]
             if rank != turn:
                 data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
                 spill.seek(0, os.SEEK_END)

@@ -207,3 +207,29 @@ def test_other_hosts_and_the_base_path(clean_har):
     code, document = verdicts(clean_har, "--origin", "https://bank.example")
     assert code == 0 and document["summary"]["skipped"] == 14
     assert document["summary"]["skipped_by_reason"] == {"another origin": 14}
+
+
+def test_the_proxy_log_is_judged_like_the_recording(clean_har, tmp_path):
+    """The proxy's JSONL log (an exchange line per exchange, written when its answer ends, so out of order; finding
+    lines between) gives the HAR's verdicts, entry for entry."""
+    items = [{**item, "startedDateTime": f"2026-07-01T08:30:00.{n:03d}Z"} for n, item in enumerate(entries(clean_har))]
+    lines = []
+    for index in [1, 0, *range(2, len(items))]:          # the second exchange's answer ended first
+        lines.append(json.dumps({"type": "exchange", "entry": index, **items[index]}))
+        lines.append(json.dumps({"type": "finding", "entry": index, "party": "client", "rule": "x"}))
+    log = tmp_path / "proxy.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+
+    def edit(items):
+        items[0]["response"]["status"] = 202
+
+    har_code, har = verdicts(rewrite(clean_har, edit))
+    edited_lines = [json.loads(line) for line in lines]
+    next(line for line in edited_lines if line.get("entry") == 0 and line["type"] == "exchange")["response"][
+        "status"] = 202
+    log.write_text("\n".join(json.dumps(line) for line in edited_lines) + "\n")
+    log_code, judged_log = verdicts(log)
+    assert (log_code, har_code) == (1, 1)
+    assert judged_log["recording"]["format"] == "jsonl"
+    assert flagged(judged_log) == flagged(har) and set(flagged(har)) == {0}
+    assert [r["entry"] for r in judged_log["results"]] == list(range(len(items)))   # judged in the order sent
