@@ -45,6 +45,7 @@ import http
 import json
 import os
 import pickle
+import stat
 import tempfile
 import threading
 from array import array
@@ -121,7 +122,10 @@ class Recording:
         self.format = fmt or recording_format(path)
         if self.format not in FORMATS:
             raise ValueError(f"unknown recording format {self.format!r}; one of {', '.join(FORMATS)}")
-        self.size = self.path.stat().st_size
+        status = self.path.stat()
+        if not stat.S_ISREG(status.st_mode):
+            raise HarError("not a regular file: a recording is read twice (its times, then its entries)")
+        self.size = status.st_size
         self.bytes_read = 0
         self.count: int | None = None
         self.in_order = True
@@ -187,11 +191,21 @@ class Recording:
     def __iter__(self) -> Iterator[HarEntry]:
         if self.count is None:
             self.scan()
-        entries = self._entries()
+        entries = self._checked(self._entries())
         if self.in_order:
             yield from entries
             return
         yield from _reordered(entries, self._order)
+
+    def _checked(self, entries: Iterator[HarEntry]) -> Iterator[HarEntry]:
+        read = 0
+        for entry in entries:
+            read += 1
+            if read > self.count:
+                break
+            yield entry
+        if read != self.count:
+            raise HarError(f"the file changed while it was read: {self.count} entries, then {read}")
 
     def _entries(self) -> Iterator[HarEntry]:
         if self.format == "jsonl":

@@ -211,3 +211,18 @@ def test_an_unreadable_log_says_why(tmp_path, text, problem):
 
 def test_an_empty_recording_has_no_entries(tmp_path):
     assert list(har.Recording(har_file(tmp_path, []))) == []
+
+
+def test_a_recording_that_is_no_regular_file_or_changes_while_read(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.har"
+    os.mkfifo(fifo)
+    with pytest.raises(har.HarError, match="not a regular file"):
+        har.Recording(fifo)
+    path = har_file(tmp_path, [devtools_entry("2026-07-01T08:30:00Z"), devtools_entry("2026-07-01T08:30:01Z")])
+    recording = har.Recording(path)
+    assert recording.scan() == 2
+    har_file(tmp_path, [devtools_entry("2026-07-01T08:30:00Z")])   # rewritten between the two passes
+    with pytest.raises(har.HarError, match="changed while it was read: 2 entries, then 1"):
+        list(recording)
