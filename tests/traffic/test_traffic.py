@@ -233,3 +233,21 @@ def test_the_proxy_log_is_judged_like_the_recording(clean_har, tmp_path):
     assert judged_log["recording"]["format"] == "jsonl"
     assert flagged(judged_log) == flagged(har) and set(flagged(har)) == {0}
     assert [r["entry"] for r in judged_log["results"]] == list(range(len(items)))   # judged in the order sent
+
+
+def test_progress_on_a_terminal_only(capsys, monkeypatch):
+    from conformance.traffic import cli
+
+    clock = iter([0.0, 0.1, 0.5, 0.55, 0.9])
+    monkeypatch.setattr(cli.time, "monotonic", lambda: next(clock))
+    progress = cli.Progress(100_000, 326_000_000, enabled=True)   # started at 0.0
+    progress.update(10, 0, 1_000_000)          # 0.1 s: too early to show anything
+    progress.update(5_000, 2, 16_000_000)      # 0.5 s: shown
+    progress.update(5_001, 2, 16_000_000)      # 0.55 s: within the interval, not redrawn
+    progress.close()
+    err = capsys.readouterr().err.replace("\x1b[K", "")   # click drops the erase code where no terminal reads it
+    assert err == "\robvalidate traffic: 5,000/100,000 entries, 2 with findings, 16.0/326.0 MB, 0 s\r"
+    silent = cli.Progress(10, 10, enabled=False)
+    silent.update(1, 0, 1)
+    silent.close()
+    assert capsys.readouterr().err == ""
