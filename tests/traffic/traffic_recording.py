@@ -15,7 +15,7 @@ from conformance.exchange import RecordedAnswer, RecordedRequest
 from conformance.sandbox import Sandbox, create_app
 from conformance.sandbox.clock import Clock
 from conformance.traffic.har import HarWriter
-from sandbox.flows import BULK, REDIRECT, SEPA, SESSION, bulk_body, sepa_body
+from sandbox.flows import BULK, REDIRECT, SEPA, SESSION, bulk_body, sca, sepa_body
 
 START = "2026-07-01T08:30:00Z"   # 10:30 in Oslo on the spec's example day, between two batch runs
 ORIGIN = "http://testserver"
@@ -77,10 +77,7 @@ def ordinary_session(recorder: SandboxRecorder) -> dict[str, str]:
     tpp.call("getSigningBasketStatus", path={"basketId": basket})
     started = tpp.call("startSigningBasketAuthorisation", path={"basketId": basket},
                        headers={"TPP-Redirect-URI": REDIRECT, "TPP-Session-ID": SESSION}).json()
-    browser = recorder.http()
-    page = browser.get(started["_links"]["scaRedirect"]["href"])
-    action = page.text.split('action="', 1)[1].split('"', 1)[0]
-    browser.post(action, data={"customerNumber": "12345678"})
+    sca(recorder.http(), started, "12345678")   # the PSU's browser on the SCA page (its form, its anti-CSRF token)
     tpp.call("getPaymentStatus", path=where)
     tpp.call("getSigningBasketStatus", path={"basketId": basket})
     tpp.call("getPaymentStatus", path=where)          # the TPP polls again
