@@ -6,25 +6,23 @@ documents: they keep the entries with findings (and, for JUnit, one small test-c
 written at the end, through the validator's own formatters (junit, sarif, github) with each entry as an input.
 
 Everything quoted from the recording (targets, header values in messages, rule pointers) is the recorder's and the
-bank's text: shown through the validator's escaping, so it can neither break a line nor drive a terminal.
+bank's text: shown through the one escaping of outside text (:mod:`validator.formats.escape`: ``printable`` for a
+line, ``html_text`` for the page, ``json_text`` for JSON), so it can neither break a line nor drive a terminal.
 """
 from __future__ import annotations
 
-import html as _html
 import json
-import re
 from pathlib import PurePath
 from typing import IO, Any
 
 from validator import __version__
 from validator.findings import ERROR, Finding, Report
 from validator.formats import TOOL_NAME, display_pointer
-from validator.formats.text import oneline as printable
+from validator.formats.escape import html_text, json_text, printable
 
 from .run import CLIENT, SERVER, EntryResult, Tally
 
 FORMATS = ("text", "json", "junit", "sarif", "github", "html")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _plural(n: int, word: str) -> str:
@@ -99,9 +97,9 @@ class TextOutput(Output):
 
 
 def json_dumps(value: Any, **options: Any) -> str:
-    """``json.dumps`` keeping non-ASCII text, with lone surrogates (a recording's ``\\ud800``) as escapes."""
-    text = json.dumps(value, ensure_ascii=False, **options)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """``json.dumps`` keeping non-ASCII text, with what a terminal or UTF-8 cannot take (lone surrogates, C1,
+    bidirectional controls quoted from a recording) as ``\\uXXXX`` escapes: the same data."""
+    return json_text(json.dumps(value, ensure_ascii=False, **options))
 
 
 class JsonOutput(Output):
@@ -186,7 +184,7 @@ def html_report(source: str, results: list[EntryResult], tally: Tally) -> str:
     """A self-contained page: the summary, each finding (entry, request, party, rule, where, message, expected and
     actual answer), the skip reasons."""
     def text(value: Any) -> str:
-        return _html.escape(printable("" if value is None else str(value)), quote=True)
+        return html_text("" if value is None else value)
 
     rows = []
     for result in results:

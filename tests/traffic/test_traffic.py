@@ -131,7 +131,7 @@ def test_judged_months_later_each_entry_at_its_own_time(clean_har):
     assert all(("client", "signature-date-window") in rules for rules in stale.values()), stale
 
 
-@pytest.mark.parametrize("fmt", ["junit", "sarif", "github", "html"])
+@pytest.mark.parametrize("fmt", ["text", "json", "junit", "sarif", "github", "html"])
 def test_every_format(clean_har, fmt, tmp_path):
     def edit(items):
         items[0]["response"]["status"] = 202
@@ -141,7 +141,11 @@ def test_every_format(clean_har, fmt, tmp_path):
     result = run(edited, "--format", fmt)
     assert result.exit_code == 1
     assert "\x1b" not in result.output
-    if fmt == "junit":
+    if fmt == "text":
+        assert "entry 3: POST /v1/bulk-payments/norwegian-domestic-credit-transfers\\x1b[2J \u2192 201" in result.output
+    elif fmt == "json":
+        assert json.loads(result.output)["results"][3]["target"].endswith("\x1b[2J")   # the data, escaped in JSON
+    elif fmt == "junit":
         root = ET.fromstring(result.output)
         assert root.get("tests") == "12" and root.get("failures") == "2"
         names = [case.get("name") for case in root.iter("testcase")]
