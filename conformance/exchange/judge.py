@@ -45,6 +45,7 @@ DECLARED_ANSWER = "an answer the spec declares"
 # A8's codes (the signature and certificate refusals) and the decisions a prediction disagreement is judged by.
 SIGNATURE_CODES = frozenset({"SIGNATURE_MISSING", "SIGNATURE_INVALID", "CERTIFICATE_INVALID", "CERTIFICATE_EXPIRED"})
 RATE_LIMITED = 429   # RFC 6585: a gateway's or bank's limit, state no request shows
+PATH_UNKNOWN = "path-unknown"  # the validator's rule of a path no operation of the spec has: skipped, not judged
 # Path parameters naming the request's resource (not the payment service or product): an unknown one is 404 (A7).
 NOT_RESOURCES = frozenset({"payment-service", "payment-product"})
 # The rule ids of the judge's own server findings (a prediction disagreement carries the rule the request breaks).
@@ -172,6 +173,13 @@ class ExchangeJudge:
         resolution = resolve_operation(self.spec, request.method, path, paths=self.profile.paths,
                                        absent=self.profile.absent_operations)
         op = resolution.operation
+        if op is None and resolution.template is None and {p.rule for p in resolution.problems} == {PATH_UNKNOWN}:
+            # a path no operation of the spec has (another API the bank serves beside this one, e.g. account
+            # information): not an operation of the spec, skipped like a page -- a wrong product or method of a path
+            # the spec has is still judged
+            if answer is not None:
+                self.lifecycle.learn_skipped(request, answer)
+            return Judgement(None, f"not an operation of the spec (no path of the spec is {path})", ())
         context = self.lifecycle.request_context(op, request) if op is not None else None
         findings = self.oracle.findings(sent, at=request.at, context=context)
         found = [ExchangeFinding(CLIENT, f.rule, f.severity, f.ref or "", f.pointer, f.message) for f in findings]

@@ -229,7 +229,13 @@ def test_a_base_path_and_an_absolute_target_are_judged_as_the_operation():
     assert judgement.operation == "createSepaCreditTransfer" and judgement.findings == ()
     unknown = dataclasses.replace(request, target="/v1/paymentz/sepa-credit-transfers")
     judgement = ExchangeJudge().judge(unknown, RecordedAnswer(201, answer.headers, answer.body))
-    assert judgement.operation is None and "path-unknown" in [f.rule for f in judgement.client]
+    # a path the spec does not have is another API of the bank (account information, say): skipped, not judged
+    assert judgement.operation is None and judgement.findings == ()
+    assert "not an operation of the spec" in judgement.skipped
+    # a method the spec's path does not take is still judged
+    wrong_method = dataclasses.replace(request, method="PUT")
+    judgement = ExchangeJudge().judge(wrong_method, RecordedAnswer(201, answer.headers, answer.body))
+    assert judgement.skipped is None and "method-not-allowed" in [f.rule for f in judgement.client]
     assert [f.actual for f in judgement.server] == ["201"]
 
 
