@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from validator.formats import write_documents
 from validator.formats.escape import html_text, json_text, markdown_text, printable
 
 from .run import NOT_EXERCISED, NOT_SENT, Case, Result
@@ -159,16 +160,9 @@ def text(result: Result) -> str:
 
 
 def write(result: Result, out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     files = {"report.json": json_text(json.dumps(as_json(result), indent=1, ensure_ascii=False, default=str)) + "\n",
              "report.md": markdown(result), "report.html": page(result)}
-    paths = []
-    for name, content in files.items():
-        path = out / name
-        path.write_text(content, encoding="utf-8")
-        paths.append(path)
-    return paths
+    return write_documents(out_dir, files)
 
 
 def _short(value: Any) -> str:

@@ -27,6 +27,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from validator.formats import write_documents
 from validator.formats.escape import html_text, printable, printable_lines
 from validator.formats.json_format import dumps
 from validator.rules import catalogue
@@ -391,8 +392,6 @@ def _headers_html(headers: dict[str, str]) -> str:
 
 def write(result: RunResult, directory: str | Path, spec: Spec | None = None) -> list[Path]:
     """conform.json, conform.junit.xml, conform.html, conform.sarif and coverage.json in ``directory``."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
     data = as_json(result, spec)
     files = {
         "conform.json": dumps(data) + "\n",
@@ -401,9 +400,4 @@ def write(result: RunResult, directory: str | Path, spec: Spec | None = None) ->
         "conform.sarif": sarif(result, spec),
         "coverage.json": dumps(data["coverage"]) + "\n",
     }
-    written = []
-    for name, content in files.items():
-        path = out / name
-        path.write_text(content, encoding="utf-8")
-        written.append(path)
-    return written
+    return write_documents(directory, files)

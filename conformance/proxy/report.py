@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from validator.formats import write_documents
 from validator.formats.escape import html_text as h, printable, xml_text
 
 from .judging import Tally
@@ -115,14 +116,7 @@ def _examples(examples: list[dict[str, Any]]) -> str:
 
 
 def write(tally: Tally, directory: str | Path, upstream: str, *, enforce: bool) -> list[Path]:
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
     data = as_json(tally, upstream, enforce=enforce)
     files = {"proxy.json": json.dumps(data, indent=2, ensure_ascii=True) + "\n", "proxy.junit.xml": junit(data),
              "proxy.html": html_report(data)}
-    written = []
-    for name, content in files.items():
-        path = out / name
-        path.write_text(content, encoding="utf-8")
-        written.append(path)
-    return written
+    return write_documents(directory, files)

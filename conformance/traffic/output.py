@@ -11,6 +11,7 @@ line, ``html_text`` for the page, ``json_text`` for JSON), so it can neither bre
 """
 from __future__ import annotations
 
+import abc
 import json
 from pathlib import PurePath
 from typing import IO, Any
@@ -61,19 +62,19 @@ def finding_text(finding) -> str:
     return text
 
 
-class Output:
-    """Receives each entry's result as it is judged, then the tally."""
+class Output(abc.ABC):
+    """Receives each entry's result as it is judged, then the tally (every format implements both)."""
 
     def __init__(self, stream: IO[str], source: str, *, quiet: bool = False) -> None:
         self.stream = stream
         self.source = source
         self.quiet = quiet
 
-    def add(self, result: EntryResult) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def add(self, result: EntryResult) -> None: ...
 
-    def finish(self, tally: Tally) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def finish(self, tally: Tally) -> None: ...
 
 
 class TextOutput(Output):

@@ -270,14 +270,7 @@ def test_sigint_finishes_flushes_reports_and_exits_1_with_findings(sandbox, tmp_
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
-                time.sleep(0.05)
+        _wait_listening(port, process)
         tpp = client(f"http://127.0.0.1:{port}")
         assert tpp.call("createSepaCreditTransfer", body=sepa_body()).status_code == 200
         tpp.call("createSepaCreditTransfer", body=sepa_body("10.001"))
@@ -307,14 +300,7 @@ def test_sigterm_with_nothing_wrong_exits_0(sandbox, tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "validator", "proxy", "--upstream", upstream.url, "--port",
                                 str(port), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
-                time.sleep(0.05)
+        _wait_listening(port, process)
         assert client(f"http://127.0.0.1:{port}").call("createSepaCreditTransfer",
                                                         body=sepa_body()).status_code == 201
         process.send_signal(signal.SIGTERM)

@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import importlib
 import re
+from pathlib import Path
 from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 from validator.findings import ERROR, WARNING, Finding, Report
 from validator.records import record
 
 __all__ = [
+    "write_documents",
     "FORMATS",
     "RuleInfo",
     "FallbackRule",
@@ -249,3 +251,16 @@ def kind_note(report: Report) -> str | None:
     if report.detected and report.kind:
         return f"checked as {report.kind} (detected)"
     return None
+
+
+def write_documents(directory: str | Path, documents: Mapping[str, str]) -> list[Path]:
+    """Write each rendered document (file name -> text, UTF-8) into ``directory``, made if missing: a report
+    directory's files (the gate's, the edge-case reports', the proxy's), in the order given."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, content in documents.items():
+        path = out / name
+        path.write_text(content, encoding="utf-8")
+        written.append(path)
+    return written
