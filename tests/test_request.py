@@ -177,6 +177,22 @@ def test_every_operation_path_resolves_to_its_operation(op):
     ("PUT", "/v1/payments/sepa-credit-transfers", "method-not-allowed", "BAD_REQUEST", 405),
     ("post", "/v1/payments/sepa-credit-transfers", "method-not-allowed", "BAD_REQUEST", 405),
     ("GET", "/v1/payments/sepa-credit-transfers//status", "path-unknown", "RESOURCE_UNKNOWN", 404),
+    # a payment's own paths take only the service x product pairs the interface's creation paths offer (A7)
+    ("GET", "/v1/payments/norwegian-domestic-credit-transfers/P1", "product-unknown", "PRODUCT_UNKNOWN", 404),
+    ("GET", "/v1/payments/norwegian-domestic-credit-transfers/P1/status", "product-unknown", "PRODUCT_UNKNOWN", 404),
+    ("DELETE", "/v1/payments/norwegian-domestic-credit-transfers/P1", "product-unknown", "PRODUCT_UNKNOWN", 404),
+    ("POST", "/v1/payments/norwegian-domestic-credit-transfers/P1/authorisations", "product-unknown", "PRODUCT_UNKNOWN", 404),
+    ("GET", "/v1/payments/norwegian-domestic-credit-transfers/P1/authorisations/A1", "product-unknown", "PRODUCT_UNKNOWN", 404),
+    ("GET", "/v1/bulk-payments/sepa-credit-transfers/P1", "product-unknown", "PRODUCT_UNKNOWN", 404),
+    ("GET", "/v1/bulk-payments/sepa-credit-transfers/P1/status", "product-unknown", "PRODUCT_UNKNOWN", 404),
+    ("DELETE", "/v1/bulk-payments/sepa-credit-transfers/P1", "product-unknown", "PRODUCT_UNKNOWN", 404),
+    ("POST", "/v1/bulk-payments/sepa-credit-transfers/P1/authorisations", "product-unknown", "PRODUCT_UNKNOWN", 404),
+    ("GET", "/v1/bulk-payments/sepa-credit-transfers/P1/authorisations/A1", "product-unknown", "PRODUCT_UNKNOWN", 404),
+    ("GET", "/v1/periodic-payments/sepa-credit-transfers/P1/status", "product-unknown", "PRODUCT_UNKNOWN", 404),
+    ("GET", "/v1/payments/sepa-credit-transfers/P1", None, None, None),
+    ("DELETE", "/v1/bulk-payments/norwegian-domestic-credit-transfers/P1", None, None, None),
+    ("POST", "/v1/periodic-payments/norwegian-domestic-credit-transfers/P1/authorisations", None, None, None),
+    ("GET", "/v1/bulk-payments/norwegian-domestic-credit-transfers/P1/authorisations/A1", None, None, None),
 ])
 def test_resolution_findings(method, path, rule, code, status):
     report = check({"method": method, "path": path, "headers": {}})
@@ -192,6 +208,56 @@ def test_enum_path_parameters_resolve_with_values():
     res = resolve_operation(SPEC, "DELETE", "/v1/bulk-payments/norwegian-domestic-credit-transfers/enc%21%21QQ%3D%3D")
     assert res.operation.operation_id == "deletePayment"
     assert res.path_values == {"payment-service": "bulk-payments", "payment-product": "norwegian-domestic-credit-transfers", "paymentId": "enc!!QQ=="}
+
+
+@pytest.mark.parametrize("service,product", [
+    ("payments", "norwegian-domestic-credit-transfers"), ("bulk-payments", "sepa-credit-transfers"),
+    ("periodic-payments", "sepa-credit-transfers")])
+@pytest.mark.parametrize("method,tail", [("GET", ""), ("GET", "/status"), ("DELETE", ""), ("POST", "/authorisations"),
+                                         ("GET", "/authorisations/A1")])
+def test_a_pair_the_interface_does_not_offer_resolves_to_no_operation(service, product, method, tail):
+    """Both values are members of their enumerations, but no creation path of the spec offers the pair: the read,
+    status, cancellation and authorisation paths answer 404 PRODUCT_UNKNOWN as the creation does (A7), and no
+    operation is resolved (so no answer is judged by another product's schema)."""
+    path = f"/v1/{service}/{product}/P1{tail}"
+    res = resolve_operation(SPEC, method, path)
+    assert (res.operation, res.template, res.path_values) == (None, None, {})
+    assert [(p.rule, p.pointer) for p in res.problems] == [("product-unknown", "/path")]
+    message = res.problems[0].message
+    assert f'"{product}" is not offered as {service}' in message
+    offered = message.split("this interface offers ", 1)[1].split(", ")
+    assert offered == ["bulk-payments/norwegian-domestic-credit-transfers", "payments/sepa-credit-transfers",
+                       "periodic-payments/norwegian-domestic-credit-transfers"]
+
+
+@pytest.mark.parametrize("service,product", [
+    ("payments", "sepa-credit-transfers"), ("bulk-payments", "norwegian-domestic-credit-transfers"),
+    ("periodic-payments", "norwegian-domestic-credit-transfers")])
+@pytest.mark.parametrize("op", ["getPayment", "getPaymentStatus", "deletePayment", "startPaymentAuthorisation",
+                                "getPaymentAuthorisationStatus"])
+def test_the_pairs_the_interface_offers_resolve_with_their_values(service, product, op):
+    operation = SPEC.operation(op)
+    path = operation.path.replace("{payment-service}", service).replace("{payment-product}", product) \
+        .replace("{paymentId}", "P1").replace("{authorisationId}", "A1")
+    res = resolve_operation(SPEC, operation.method, path)
+    assert res.operation is operation and res.problems == []
+    assert (res.path_values["payment-service"], res.path_values["payment-product"]) == (service, product)
+
+
+def test_the_offered_pairs_are_the_creation_paths_as_the_profile_leaves_them():
+    """The pairs come from the creation paths: a profile serving the SEPA creation elsewhere (paths) moves the pair
+    with it; without the periodic creation (absent) the periodic reads are an unknown product too."""
+    read = "/v1/payments/sepa-credit-transfers/P1/status"
+    moved = {"createSepaCreditTransfer": "/v1/payments/norwegian-domestic-credit-transfers"}
+    assert resolve_operation(SPEC, "GET", read, paths=moved).problems[0].rule == "product-unknown"
+    res = resolve_operation(SPEC, "GET", "/v1/payments/norwegian-domestic-credit-transfers/P1/status", paths=moved)
+    assert res.operation.operation_id == "getPaymentStatus" and res.problems == []
+    periodic = "/v1/periodic-payments/norwegian-domestic-credit-transfers/P1"
+    assert resolve_operation(SPEC, "GET", periodic).operation.operation_id == "getPayment"
+    absent = resolve_operation(SPEC, "GET", periodic, absent=frozenset({"createPeriodicPayment"}))
+    assert absent.operation is None and [p.rule for p in absent.problems] == ["product-unknown"]
+    assert absent.problems[0].message.endswith("this interface offers bulk-payments/norwegian-domestic-credit-transfers, "
+                                               "payments/sepa-credit-transfers")
 
 
 def test_literal_segments_win_over_templated_and_profile_paths_move_operations(identity):

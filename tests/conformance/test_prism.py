@@ -156,6 +156,9 @@ DEFECTS = {
         and _status(f["actual"]) == 200,
     "refusals with Prism's problem+json body: one finding for the run, the A6 decision (error-body)":
         lambda f: f["rule"] == "error-body" and f["occurrences"] == 1 and "refusals of the run" in f["message"],
+    "a payment's path under a service x product pair no creation path offers served, not 404 PRODUCT_UNKNOWN (A7)":
+        lambda f: f["rule"] == "product-unknown" and "is not offered as bulk-payments" in f["message"]
+        and _status(f["actual"]) != 404,
     "a Date left out of the signature accepted (signature-headers-incomplete, A8)":
         lambda f: f["rule"] == "signature-headers-incomplete" and _status(f["actual"]) == 201,
 }

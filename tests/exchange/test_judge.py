@@ -186,6 +186,36 @@ def test_the_product_refused_as_not_offered_names_the_profile_key():
     assert judgement.server == () and judgement.predicted == (403, "PRODUCT_INVALID")
 
 
+@pytest.mark.parametrize("where", [{"payment-service": "payments", "payment-product": "norwegian-domestic-credit-transfers"},
+                                   {"payment-service": "bulk-payments", "payment-product": "sepa-credit-transfers"}])
+def test_a_pair_the_interface_does_not_offer_is_product_unknown_as_the_sandbox_answers(where):
+    """A payment's read, status, cancellation and authorisation paths under a payment-service x payment-product pair
+    no creation path offers: the sandbox answers 404 PRODUCT_UNKNOWN, exactly what the judge predicts (A7), so the
+    faithful answer has no finding; a bank serving it anyway is the server's product-unknown, its body judged by no
+    other product's schema."""
+    rec = recording()
+    tpp = rec.client(TPP_A)
+    pid = tpp.call("createSepaCreditTransfer", body=sepa_body()).json()["paymentId"]
+    path = {**where, "paymentId": pid}
+    started = {"TPP-Redirect-URI": REDIRECT, "TPP-Session-ID": SESSION}
+    tpp.call("getPayment", path=path)
+    tpp.call("getPaymentStatus", path=path)
+    tpp.call("startPaymentAuthorisation", path=path, headers=started)
+    tpp.call("getPaymentAuthorisationStatus", path={**path, "authorisationId": "enc!!bm9uZQ"})
+    tpp.call("deletePayment", path=path)
+    results = judged(rec)[1:]
+    assert [(a.status, json.loads(a.body)["tppMessages"][0]["code"]) for _q, a, _j in results] == \
+        [(404, "PRODUCT_UNKNOWN")] * 5
+    assert [(j.operation, j.predicted) for _q, _a, j in results] == [(None, (404, "PRODUCT_UNKNOWN"))] * 5
+    assert [[f.rule for f in j.client] for _q, _a, j in results] == [["product-unknown"]] * 5
+    assert rules(results, "server") == []
+    request, _answer = results[0][:2]
+    served = RecordedAnswer(200, (("content-type", "application/json"),),
+                            b'{"creditorName": "Ola", "creditorAccount": {"bban": "12345678903"}}')
+    found = ExchangeJudge().judge(request, served).server
+    assert [(f.rule, f.expected) for f in found] == [("product-unknown", "404 PRODUCT_UNKNOWN")]
+
+
 def test_the_request_alone_gives_client_findings_and_the_prediction():
     rec = recording()
     rec.client(TPP_A).call("createSepaCreditTransfer", body=sepa_body("10.001"))

@@ -1,7 +1,10 @@
 """Which operation a request addresses: method + path matched against the spec's path templates, with an
 implementer profile's ``paths`` overrides applied; literal segments win over templated ones (OpenAPI path
 matching). An unknown payment product is 404 PRODUCT_UNKNOWN, any other unknown path 404 RESOURCE_UNKNOWN, a known
-path with another method 405.
+path with another method 405. A payment's own paths (read, status, cancel, authorisation) take a payment-service and
+payment-product pair only where the interface offers it -- the pairs of its creation paths -- so a product known to
+the interface addressed under another service (a single Norwegian domestic payment, a SEPA bulk) is 404
+PRODUCT_UNKNOWN too, as its creation is (A7).
 """
 from __future__ import annotations
 
@@ -44,10 +47,16 @@ def _param_enum(spec: Spec, param: Parameter) -> tuple[str, ...] | None:
     return tuple(str(e) for e in enum) if enum else None
 
 
+Pair = tuple[str, str]  # (payment-service, payment-product)
+Route = tuple[Operation, str, tuple[_Segment, ...], "frozenset[Pair] | None"]
+
+
 def _routes(spec: Spec, overrides: tuple[tuple[str, str], ...],
-            absent: frozenset[str] = frozenset()) -> tuple[tuple[Operation, str, tuple[_Segment, ...]], ...]:
+            absent: frozenset[str] = frozenset()) -> tuple[Route, ...]:
     """Every operation's path template as segments, but those a profile declares absent (A15, A25); built once per
-    spec, set of path overrides and of absent operations."""
+    spec, set of path overrides and of absent operations. A template taking both the payment-service and the
+    payment-product as parameters carries the pairs the interface offers (:func:`_offered_pairs`): another pair of
+    the two enumerations is not a payment of the interface."""
     key = ("request-routes", overrides, absent)
     cached = spec._cache.get(key)
     if cached is not None:
@@ -75,8 +84,23 @@ def _routes(spec: Spec, overrides: tuple[tuple[str, str], ...],
             else:
                 segments.append(_Segment(token, None, None))
         routes.append((op, template, tuple(segments)))
-    result = spec._cache[key] = tuple(routes)
+    pairs = _offered_pairs(routes)
+    result = spec._cache[key] = tuple(
+        (op, template, segs, pairs if {SERVICE_PARAMETER, PRODUCT_PARAMETER} <= {s.param for s in segs if s.literal is None} else None)
+        for op, template, segs in routes)
     return result
+
+
+def _offered_pairs(routes) -> frozenset[Pair]:
+    """The payment-service x payment-product pairs the interface offers: those its creation paths name as literal
+    segments (``/v1/payments/sepa-credit-transfers``), as the profile's path overrides and absent operations leave
+    them -- the spec's paths, not a list of ours."""
+    pairs = set()
+    for _op, _template, segs in routes:
+        named = {s.param: s.literal for s in segs if s.literal is not None and s.param is not None}
+        if SERVICE_PARAMETER in named and PRODUCT_PARAMETER in named:
+            pairs.add((named[SERVICE_PARAMETER], named[PRODUCT_PARAMETER]))
+    return frozenset(pairs)
 
 
 _FIXED_ROUTES_BOUND = 4096  # fixed paths are few (literal and enum segments only); the bound only guards the cache
@@ -104,7 +128,7 @@ def resolve_operation(spec: Spec, method: str, path: str, *, paths: Mapping[str,
 def _fixed(spec: Spec, resolution: Resolution, paths: Mapping[str, str] | None, absent: frozenset[str]) -> bool:
     """True when the matched template has no free parameter: every value the match took is an enumeration member."""
     key = tuple(sorted((paths or {}).items()))
-    for op, template, segs in _routes(spec, key, absent):
+    for op, template, segs, _pairs in _routes(spec, key, absent):
         if op is resolution.operation and template == resolution.template:
             return all(s.literal is not None or s.enum is not None for s in segs)
     return False
@@ -127,10 +151,12 @@ def resolve_path(spec: Spec, path: str) -> Resolution:
 
 def _matches(routes, segments: list[str]):
     """The routes ``segments`` match exactly (with each one's literal ranking and path values) and those it matches
-    but for enumeration slots (with the mismatched parameter values)."""
+    but for enumeration slots (with the mismatched parameter values, and the values it took): a payment-service x
+    payment-product pair the interface does not offer is a mismatched payment-product."""
     exact: list[tuple[tuple[int, ...], Operation, str, dict[str, str]]] = []
-    near: list[tuple[Operation, list[tuple[str, str]]]] = []  # (operation, [(parameter, value) of mismatched slots])
-    for op, template, segs in routes:
+    # (operation, [(parameter, value) of mismatched slots], the values matched)
+    near: list[tuple[Operation, list[tuple[str, str]], dict[str, str]]] = []
+    for op, template, segs, pairs in routes:
         if len(segs) != len(segments):
             continue
         values: dict[str, str] = {}
@@ -154,8 +180,11 @@ def _matches(routes, segments: list[str]):
             values[seg.param or ""] = value
         if not ok:
             continue
-        if mismatched:
-            near.append((op, mismatched))
+        if pairs is not None and not mismatched and (values[SERVICE_PARAMETER], values[PRODUCT_PARAMETER]) not in pairs:
+            mismatched.append((PRODUCT_PARAMETER, values[PRODUCT_PARAMETER]))
+        if mismatched:  # the values it took, the enumeration members its literal segments name among them
+            named = {s.param: v for s, v in zip(segs, segments) if s.literal == v and s.param is not None}
+            near.append((op, mismatched, {**named, **values}))
         else:
             exact.append((tuple(1 if s.literal is not None else 0 for s in segs), op, template, values))
     return exact, near
@@ -179,22 +208,22 @@ def _resolve(spec: Spec, method: str, path: str, paths: Mapping[str, str] | None
         allowed = sorted({op.method for _r, op, t, _v in exact if t == best})
         problems.append(RequestProblem(METHOD_NOT_ALLOWED, "/method", f"{method} is not allowed on {best}; allowed: {', '.join(allowed)} (methods are case-sensitive)"))
         return Resolution(None, best, {}, problems)
-    for op, mismatched in near:
+    for op, mismatched, values in near:
         if op.method == method and all(name == PRODUCT_PARAMETER for name, _v in mismatched):
             value = mismatched[0][1]
-            problems.append(RequestProblem(PRODUCT_UNKNOWN, "/path", f"payment product {value!r} is not offered at {path}; this interface offers {_product_list(spec)}"))
+            service = values.get(SERVICE_PARAMETER)
+            where = f" as {service}" if service is not None else ""
+            problems.append(RequestProblem(PRODUCT_UNKNOWN, "/path", f"payment product {_short(value)} is not offered{where} "
+                                           f"at {_short(path, 120)}; this interface offers {_pair_list(routes)}"))
             return Resolution(None, None, {}, problems)
     problems.append(RequestProblem(PATH_UNKNOWN, "/path", f"no operation of the interface has the path {_short(path, 120)}"))
     return Resolution(None, None, {}, problems)
 
 
-def _product_list(spec: Spec) -> str:
-    for op in spec.operations.values():
-        for p in op.path_parameters:
-            if p.name == PRODUCT_PARAMETER:
-                return ", ".join(_param_enum(spec, p) or ())
-    return "no payment products"
-
+def _pair_list(routes: tuple[Route, ...]) -> str:
+    pairs = next((pairs for *_rest, pairs in routes if pairs is not None), None) or _offered_pairs(
+        [route[:3] for route in routes])
+    return ", ".join(f"{service}/{product}" for service, product in sorted(pairs)) or "no payment products"
 
 
 def product_of(resolution: Resolution) -> str | None:
