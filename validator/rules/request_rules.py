@@ -68,7 +68,9 @@ _rule("path-unknown", "Path of an operation",
 _rule("product-unknown", "Payment product offered",
       "A path that is an operation's path except for the payment product (sepa-credit-transfers, "
       "norwegian-domestic-credit-transfers) names a product the interface does not offer there: 404 "
-      "PRODUCT_UNKNOWN (A7).",
+      "PRODUCT_UNKNOWN (A7). So does a payment's read, status, cancellation or authorisation path whose "
+      "payment-service and payment-product are not a pair a creation path offers (a single Norwegian domestic "
+      "payment, a SEPA bulk).",
       ref="Endpoints", code="PRODUCT_UNKNOWN", status=404, assumptions=["A7"],
       bad=recipe(SEPA, "/path", set=[["/path", "/v1/payments/instant-sepa-credit-transfers"]]))
 _rule("product-not-offered", "Payment product offered by this implementation",
