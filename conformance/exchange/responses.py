@@ -20,7 +20,8 @@ from urllib.parse import unquote, urljoin, urlsplit
 from validator import Validator
 from validator.context import DEFAULT_PROFILE, Profile
 from validator.findings import ERROR
-from validator.request import resolve_operation, resolve_path
+from validator.request import creation_operation, resolve_operation, resolve_path
+from validator.schema import DRAFT, SchemaChecker, bundled_schema
 from validator.spec import Spec
 
 from .decoding import NOT_JUDGED, Decoded, decode, not_judged_message
@@ -44,6 +45,8 @@ LINK_RULES = ("link-unresolved", "link-foreign-id", OffTarget.rule)
 # validator's reports have them); a larger one in pointer order, never decoded twice.
 POSITIONED_BYTES = 1024 * 1024
 CACHE_BOUND = 4096   # places and link shapes remembered (an answer's own keys make places: bounded)
+SERVICE, PRODUCT = "payment-service", "payment-product"
+SCHEMA_RULE_PREFIX = "schema-"   # the rules of a schema keyword (validator.schema.KEYWORD_RULES)
 
 
 @dataclass(frozen=True)
@@ -96,14 +99,16 @@ class ResponseKinds:
             return self._answer_problems(op, status, content_type, body, None)
         decoded = decoded if decoded is not None else decode(body)
         media = self.spec.deref(op.responses.get(str(status)) or {}).get("content", {}).get(JSON) or {}
-        answer = self._answer_problems(op, status, content_type, body, decoded)
+        answer = self._answer_problems(op, status, content_type, body, decoded, path_values)
         if decoded.why_not:
             return answer   # its links cannot be read either: the one finding says why
         return answer + self.link_problems(path, path_values, body, media.get("schema"), decoded=decoded)
 
     def _answer_problems(self, op, status: int, content_type: str, body: bytes,
-                         decoded: Decoded | None) -> list[ResponseProblem]:
-        """``decoded`` None: the body is not known whole (cut by a cap), only the status and content type judged."""
+                         decoded: Decoded | None, path_values: dict[str, str] | None = None) -> list[ResponseProblem]:
+        """``decoded`` None: the body is not known whole (cut by a cap), only the status and content type judged.
+        ``path_values``: the request's path values; a body failing every branch of a schema whose branches are the
+        products' (the payment detail, A4) is worded by the branch of the path's payment-service x payment-product."""
         declared = op.responses.get(str(status))
         if declared is None:
             known = ", ".join(sorted(op.responses))
@@ -149,8 +154,38 @@ class ResponseKinds:
             wanted = " or ".join(ERROR_BODY_WORDS[n] for n in self.error_bodies(errors))
             return [ResponseProblem(ERROR_BODY_RULE, "A6", f"{op.operation_id} {status}: the body is not {wanted}"
                                     f"{' (' + why + ')' if why else ''}", "/body")]
+        findings = best.findings
+        worded_by_schema = any(f.rule.startswith(SCHEMA_RULE_PREFIX) for f in findings)  # every branch failed
+        branch = self._product_branch(names[0], path_values) if len(names) == 1 and path_values \
+            and worded_by_schema else None
+        if branch is not None:
+            issues = [self.validator._finding(i.rule, i.pointer, i.message, False, ref=i.ref)
+                      for i in branch.issues(decoded.value)]
+            findings = [f for f in findings if not f.rule.startswith(SCHEMA_RULE_PREFIX)] + [f for f in issues if f]
         return [ResponseProblem(f.rule, f.ref or "", f"{op.operation_id} {status} as {best.kind}: {f.pointer or '/'} "
-                                f"{f.message}", "/body" + f.pointer) for f in best.findings if f.severity == ERROR][:3]
+                                f"{f.message}", "/body" + f.pointer) for f in findings if f.severity == ERROR][:3]
+
+    def _product_branch(self, schema_name: str, path_values: dict[str, str]) -> SchemaChecker | None:
+        """The checker of the branch of ``schema_name`` (an ``anyOf``) that extends the request schema of the
+        creation of the path's payment-service x payment-product (the payment detail's SEPA, bulk or periodic
+        branch), built once per schema and pair; None when the schema has no such branch."""
+        pair = (path_values.get(SERVICE), path_values.get(PRODUCT))
+        if None in pair:
+            return None
+        key = ("product-branch", schema_name, pair)
+        if key in self.spec._cache:
+            return self.spec._cache[key]
+        creation = creation_operation(self.spec, *pair)
+        wanted = creation.request_schema_ref if creation is not None else None
+        found = None
+        for branch in self.spec.schema(schema_name).get("anyOf", ()) if wanted else ():
+            if any(part.get("$ref") == wanted for part in branch.get("allOf", ()) if isinstance(part, dict)):
+                bundled = bundled_schema(self.spec, schema_name)
+                schema = {"$schema": DRAFT, **branch, "components": bundled["components"]}
+                found = SchemaChecker(self.spec, schema_name, schema=schema)
+                break
+        self.spec._cache[key] = found
+        return found
 
     # ---- links ----
     def link_problems(self, path: str, path_values: dict[str, str], body: bytes,

@@ -12,10 +12,13 @@ import pytest
 
 from conformance.client import Identity
 from conformance.exchange import ExchangeJudge, RecordedAnswer, RecordedRequest
+from conformance.exchange.responses import ResponseKinds
 from conformance.sandbox import faults as F
 from exchange_recording import ORIGIN, recording
 from sandbox.flows import BULK, REDIRECT, SEPA, SESSION, bulk_body, sca, sepa_body
+from validator import Validator
 from validator.context import Profile
+from validator.spec import load_spec
 
 TPP_A = Identity.generate("PSDNO-FSA-JUDGEA")
 TPP_B = Identity.generate("PSDNO-FSA-JUDGEB")
@@ -214,6 +217,41 @@ def test_a_pair_the_interface_does_not_offer_is_product_unknown_as_the_sandbox_a
                             b'{"creditorName": "Ola", "creditorAccount": {"bban": "12345678903"}}')
     found = ExchangeJudge().judge(request, served).server
     assert [(f.rule, f.expected) for f in found] == [("product-unknown", "404 PRODUCT_UNKNOWN")]
+
+
+def test_a_payment_detail_failing_every_branch_is_worded_by_its_products_branch():
+    """A4: a payment's detail is its initiation body plus its status; one failing every branch of the detail schema
+    is judged by the branch of the path's payment-service x payment-product (DNB's periodic read: the periodic
+    payment's members, not the bulk's `payments`). A body passing another product's branch is no schema finding
+    (what the answer reads back is the lifecycle's business, A4)."""
+    spec = load_spec()
+    kinds = ResponseKinds(spec, Validator(spec=spec))
+    periodic = {"startDate": "2030-01-15", "frequency": "Monthly", "debtorAccount": {"bban": "12255034918"},
+                "instructedAmount": {"currency": "NOK", "amount": "0.01"}, "creditorAccount": {"bban": "60319542550"},
+                "creditorName": "John Smith", "transactionStatus": "ACCP"}
+
+    def required(service, product, body):
+        path = f"/v1/{service}/{product}/P1"
+        found = kinds.problems("GET", path, 200, "application/json", json.dumps(body).encode())
+        return {p.pointer for p in found if p.rule == "schema-required"}
+
+    assert required("periodic-payments", "norwegian-domestic-credit-transfers", periodic) == {
+        "/body/creditorAddress", "/body/creditorAccount/currency", "/body/debtorAccount/currency"}
+    assert "/body/payments" in required("bulk-payments", "norwegian-domestic-credit-transfers", periodic)
+    assert "/body/creditorAccount/iban" in required("payments", "sepa-credit-transfers", periodic)
+    sepa = {**sepa_body(), "transactionStatus": "RCVD"}
+    assert kinds.problems("GET", "/v1/bulk-payments/norwegian-domestic-credit-transfers/P1", 200, "application/json",
+                          json.dumps(sepa).encode()) == []
+
+
+def test_a_link_to_a_pair_the_interface_does_not_offer_leads_to_no_operation():
+    spec = load_spec()
+    kinds = ResponseKinds(spec, Validator(spec=spec))
+    status = {"transactionStatus": "RCVD", "_links": {"self": {"href": "/v1/payments/norwegian-domestic-credit-"
+                                                                       "transfers/P1", "verbs": ["GET"]}}}
+    found = kinds.link_problems("/v1/payments/sepa-credit-transfers/P1/status", {"paymentId": "P1"},
+                                json.dumps(status).encode())
+    assert [p.rule for p in found] == ["link-unresolved"]
 
 
 def test_the_request_alone_gives_client_findings_and_the_prediction():

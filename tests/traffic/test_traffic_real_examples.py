@@ -44,8 +44,8 @@ def test_the_sr_bank_single_domestic_payment_is_a_product_the_interface_does_not
 
 def test_dnb_is_another_api():
     """DNB's single domestic and instant products are no products of this interface, nor is the single domestic
-    payment's read; its periodic payment is, and its request lacks the Tietoevry headers and body members the
-    interface requires."""
+    payment's read; its periodic payment is, and its request and its read lack the Tietoevry headers and body members
+    the interface requires."""
     results = judged("dnb.har", *DNB)
     assert len(results) == 15
     for entry in (10, 11, 12):
@@ -54,7 +54,10 @@ def test_dnb_is_another_api():
     assert results[13]["operation"] == "createPeriodicPayment"
     assert {("header-required", "/headers/PSU-ID"), ("digest-missing", "/headers/Digest")} \
         <= found(results[13], "client")
+    # its read is judged by the periodic payment's detail (A4): what its creation lacks, not the bulk's `payments`
     assert results[14]["operation"] == "getPayment"
+    assert {pointer for rule, pointer in found(results[14], "server") if rule == "schema-required"} == \
+        {"/body/creditorAddress", "/body/creditorAccount/currency", "/body/debtorAccount/currency"}
 
 
 def test_exchanges_of_the_banks_other_apis_are_skipped():

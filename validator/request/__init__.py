@@ -24,6 +24,7 @@ _EXPORTS = {
     "HttpRequest": "message", "Parsed": "message", "RequestProblem": "message",
     "parse_envelope": "parse", "parse_http": "parse",
     "Resolution": "resolve", "resolve_operation": "resolve", "resolve_path": "resolve",
+    "creation_operation": "resolve",
     "REQUEST_KIND_DESCRIPTION": "checker", "check_request": "checker", "check_request_bytes": "checker",
     "request_findings": "checker",
     "body_text": "build", "build_request": "build", "sample_value": "build",

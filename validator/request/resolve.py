@@ -226,6 +226,16 @@ def _pair_list(routes: tuple[Route, ...]) -> str:
     return ", ".join(f"{service}/{product}" for service, product in sorted(pairs)) or "no payment products"
 
 
+def creation_operation(spec: Spec, service: str, product: str) -> Operation | None:
+    """The operation whose path creates payments of ``service`` x ``product`` (its creation path names both), or
+    None when the interface offers no such pair."""
+    for op, _template, segs, _pairs in _routes(spec, ()):
+        named = {s.param: s.literal for s in segs if s.literal is not None and s.param is not None}
+        if named.get(SERVICE_PARAMETER) == service and named.get(PRODUCT_PARAMETER) == product:
+            return op
+    return None
+
+
 def product_of(resolution: Resolution) -> str | None:
     """The payment product a resolved request addresses, as payment-service/payment-product: the creation path's
     own segments, or the values of the payment-service and payment-product path parameters."""
