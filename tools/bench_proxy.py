@@ -79,10 +79,39 @@ class Process(SandboxProcess):
         return self._command
 
 
-def proxy_process(upstream: str) -> Process:
+def proxy_process(upstream: str, log: Path) -> Process:
     port = free_port()
     return Process([sys.executable, "-m", "validator", "proxy", "--upstream", upstream, "--port", str(port),
-                    "--quiet"], port)
+                    "--quiet", "--log", str(log)], port)
+
+
+class JudgedCount:
+    """How many exchanges the proxy's judge has written to its ``--log`` so far (read as the file grows)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.offset, self.count, self.rest = path, 0, 0, b""
+
+    def __call__(self) -> int:
+        try:
+            with open(self.path, "rb") as log:
+                log.seek(self.offset)
+                data = log.read()
+        except OSError:
+            return self.count
+        self.offset += len(data)
+        lines = (self.rest + data).split(b"\n")
+        self.rest = lines.pop()
+        self.count += sum(1 for line in lines if line.startswith(b'{"type":"exchange"'))
+        return self.count
+
+    def wait_for(self, total: int, timeout: float = 120.0) -> float:
+        """Wait until ``total`` exchanges are judged; the time it happened (perf_counter)."""
+        deadline = time.perf_counter() + timeout
+        while self() < total:
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"the proxy's judge wrote {self.count} of {total} exchanges in {timeout:.0f} s")
+            time.sleep(0.005)
+        return time.perf_counter()
 
 
 def prism_process(upstream: str) -> Process | None:
@@ -164,8 +193,11 @@ def run(args) -> dict:
     results: dict = {"machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg()}, "workloads": {}}
     with tempfile.TemporaryDirectory() as tmp, SandboxProcess(Path(tmp) / "bench.db") as sandbox:
         canned = canned_process().start()
-        proxy = proxy_process(sandbox.url).start()
-        canned_proxy = proxy_process(canned.url).start()
+        proxy = proxy_process(sandbox.url, Path(tmp) / "proxy.jsonl").start()
+        canned_proxy = proxy_process(canned.url, Path(tmp) / "canned-proxy.jsonl").start()
+        judged = {proxy.port: JudgedCount(Path(tmp) / "proxy.jsonl"),
+                  canned_proxy.port: JudgedCount(Path(tmp) / "canned-proxy.jsonl")}
+        sent = {proxy.port: 1, canned_proxy.port: 1}   # the readiness probe's request is an exchange too
         prism = None if args.no_prism else prism_process(sandbox.url)
         if prism is not None:
             prism.start(timeout=60)
@@ -179,18 +211,25 @@ def run(args) -> dict:
             }
             for workload, (targets, requests) in workloads.items():
                 for clients in args.clients:
-                    figures = {name: {"latencies": [], "seconds": 0.0, "failures": 0, "requests": 0}
-                               for name in targets}
+                    figures = {name: {"latencies": [], "seconds": 0.0, "failures": 0, "requests": 0,
+                                      "judged_seconds": 0.0} for name in targets}
                     for _round in range(args.rounds):
                         for name, port in targets.items():
                             load(port, requests, clients, min(50, args.requests))   # warm-up
+                            if port in judged:   # each row starts with the judge caught up
+                                sent[port] += min(50, args.requests)
+                                judged[port].wait_for(sent[port])
+                            began = time.perf_counter()
                             latencies, seconds, failures = load(port, requests, clients, args.requests)
                             f = figures[name]
+                            if port in judged:
+                                sent[port] += args.requests
+                                f["judged_seconds"] += judged[port].wait_for(sent[port]) - began
                             f["latencies"] += latencies
                             f["seconds"] += seconds
                             f["failures"] += failures
                             f["requests"] += len(latencies)
-                    results["workloads"].setdefault(workload, {})[str(clients)] = _summary(figures)
+                    results["workloads"].setdefault(workload, {})[str(clients)] = _summary(figures, args.rounds)
         finally:
             for process in (prism, canned_proxy, proxy, canned):
                 if process is not None:
@@ -198,7 +237,7 @@ def run(args) -> dict:
     return results
 
 
-def _summary(figures: dict) -> dict:
+def _summary(figures: dict, rounds: int) -> dict:
     out = {}
     direct = figures["direct"]["latencies"]
     for name, f in figures.items():
@@ -206,6 +245,9 @@ def _summary(figures: dict) -> dict:
         row = {"requests": f["requests"], "failures": f["failures"], "p50_ms": round(p50, 3), "p99_ms": round(p99, 3),
                "mean_ms": round(statistics.fmean(f["latencies"]) * 1000, 3),
                "per_second": round(f["requests"] / f["seconds"], 1)}
+        if f["judged_seconds"]:   # the proxy: every exchange judged, from the row's start
+            row["judged_per_second"] = round(f["requests"] / f["judged_seconds"], 1)
+            row["judge_behind_ms"] = round((f["judged_seconds"] - f["seconds"]) * 1000 / rounds, 1)
         if name != "direct":
             row["added_p50_ms"] = round(p50 - percentile(direct, 50) * 1000, 3)
             row["added_p99_ms"] = round(p99 - percentile(direct, 99) * 1000, 3)
@@ -232,10 +274,13 @@ def main() -> None:
         for clients, rows in by_clients.items():
             print(f"\n{workload}, {clients} client(s):")
             print(f"  {'target':8} {'requests':>8} {'fail':>5} {'p50 ms':>8} {'p99 ms':>8} {'added p50':>10} "
-                  f"{'added p99':>10} {'per s':>8}")
+                  f"{'added p99':>10} {'per s':>8} {'judged/s':>9} {'judge behind':>13}")
             for name, r in rows.items():
+                judged = (f"{r['judged_per_second']:>9.0f} {r['judge_behind_ms']:>10.0f} ms"
+                          if "judged_per_second" in r else "")
                 print(f"  {name:8} {r['requests']:>8} {r['failures']:>5} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} "
-                      f"{r.get('added_p50_ms', 0):>10.2f} {r.get('added_p99_ms', 0):>10.2f} {r['per_second']:>8.0f}")
+                      f"{r.get('added_p50_ms', 0):>10.2f} {r.get('added_p99_ms', 0):>10.2f} {r['per_second']:>8.0f} "
+                      f"{judged}")
 
 
 if __name__ == "__main__":

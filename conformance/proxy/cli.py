@@ -50,7 +50,8 @@ def serve(options, judging, host: str, sock: socket.socket, *, announce=None):
     app = ProxyApp(options, judging.submit, judging.ask if options.enforce else None)
     config = uvicorn.Config(app, host=host, http=RawHeaders, ws="none", lifespan="on", log_level="warning",
                             access_log=False, server_header=False, date_header=False, proxy_headers=False,
-                            timeout_keep_alive=30, timeout_graceful_shutdown=int(options.limits.seconds) + 5)
+                            timeout_keep_alive=30, timeout_graceful_shutdown=int(options.limits.seconds) + 5,
+                            limit_concurrency=options.max_connections)
     server = _server_class()(config)
     if announce is not None:
         announce(server)
@@ -131,7 +132,7 @@ def proxy(upstream, host, port, profile_path, log_path, record_path, enforce, re
     options = ProxyOptions(upstream, Limits(max_response_bytes, request_timeout), enforce=enforce,
                            preserve_host=preserve_host, profile=profile)
     judging = Judging(Outputs(None if quiet else "-", log_path, record_path), profile=profile,
-                      base_path=where.base_path, origins=(where.origin,))
+                      base_path=where.base_path, origins=(where.origin,), asks=enforce)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"obvalidate proxy: http://{shown}:{bound} -> {where.origin}{where.base_path}"
                f"{' (--enforce)' if enforce else ''}; Ctrl-C to stop", err=True)

@@ -5,17 +5,24 @@ judge reads them, and the judge's work runs on another core than the forwarding'
 writes, in this order, the terminal line, the ``--log`` lines and the ``--record`` HAR entry, and keeps the session's
 tally for the report, which it hands back when the proxy stops.
 
-The backlog of exchanges waiting for the judge is bounded (``backlog``): when the judge falls that far behind, the
-next exchange to complete waits for room before its answer's last piece goes out, so the proxy slows to the pace of
-its judge instead of holding an unbounded queue. ``--enforce`` asks the same judge about a request alone before it is
-forwarded (in turn with the exchanges before it: the judge's state is theirs too).
+The exchanges go to the worker through a pipe the serving loop writes itself, without blocking and without a thread
+of its own (a feeder thread, as ``multiprocessing.Queue`` has, takes the interpreter lock from the forwarding for
+every exchange). What the pipe cannot take at once waits in the serving process, bounded (``backlog`` bytes): when
+the judge falls that far behind, the next exchange to complete waits for room before its answer's last piece goes
+out, so the proxy slows to the pace of its judge instead of holding an unbounded queue. ``--enforce`` asks the same
+judge about a request alone before it is forwarded (in turn with the exchanges before it: the judge's state is
+theirs too).
 """
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import itertools
-import queue
+import os
+import pickle
 import shlex
+import struct
 import sys
 import threading
 import time
@@ -29,7 +36,9 @@ from validator.formats.escape import printable
 
 from .forward import Exchange
 
-BACKLOG = 256
+BACKLOG = 64 * 1024 * 1024   # bytes of exchanges waiting for the pipe to the judge, at most
+JUDGE_NICENESS = 10         # the judging process's CPU priority below the forwarding's (see _work)
+PIPE_BYTES = 1024 * 1024     # the pipe's own buffer, asked for (Linux grants it up to /proc/sys/fs/pipe-max-size)
 ERROR = "error"
 EXAMPLES = 5      # exchanges the report names for each finding (the first ones)
 _STOP, _ASK, _JUDGE = "stop", "ask", "judge"
@@ -164,20 +173,33 @@ class Judging:
     needs (in a thread of the serving process, each socket operation of the forwarding waited for the judge's turn
     to end: milliseconds an exchange). ``profile``, ``base_path``, ``origins`` as :class:`ExchangeJudge` takes them.
 
-    The serving loop hands over each completed exchange (:meth:`submit`, pickled through a queue of ``backlog``
-    places), asks about a request alone (:meth:`ask`, ``--enforce``); :meth:`close` judges what is queued, flushes
+    The serving loop hands over each completed exchange (:meth:`submit`, pickled into the pipe; at most ``backlog``
+    bytes wait for it), asks about a request alone (:meth:`ask`, ``--enforce``); :meth:`close` judges what is queued, flushes
     the outputs and returns the session's :class:`Tally`."""
 
     def __init__(self, outputs: Outputs = Outputs(), *, profile=None, base_path: str = "",
-                 origins: tuple[str, ...] = (), backlog: int = BACKLOG) -> None:
+                 origins: tuple[str, ...] = (), backlog: int = BACKLOG, asks: bool = False) -> None:
         import multiprocessing
 
         context = multiprocessing.get_context("spawn")   # the serving process may have threads: no fork
-        self._exchanges = context.Queue(backlog)
+        receiving, self._sending = context.Pipe(duplex=False)
         self._replies = context.Queue()
         self._process = context.Process(target=_work, name="obvalidate-proxy-judge", daemon=True,
-                                        args=(self._exchanges, self._replies, outputs, profile, base_path, origins))
+                                        args=(receiving, self._replies, outputs, profile, base_path, origins, asks))
         self._process.start()
+        receiving.close()
+        self._fd = self._sending.fileno()
+        with contextlib.suppress(OSError, AttributeError):   # a larger pipe: fewer waits for the judge to read
+            import fcntl
+
+            fcntl.fcntl(self._fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        os.set_blocking(self._fd, False)
+        self._backlog = backlog
+        self._waiting: collections.deque[memoryview] = collections.deque()   # what the pipe has not taken yet
+        self._waiting_bytes = 0
+        self._writer_loop: asyncio.AbstractEventLoop | None = None
+        self._room: asyncio.Event | None = None
+        self._broken = False
         self._asked: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future]] = {}
         self._numbers = itertools.count()
         self._tally: Tally | None = None
@@ -187,7 +209,8 @@ class Judging:
 
     # ---- from the serving loop
     async def submit(self, exchange: Exchange) -> None:
-        """Queue a completed exchange; while the backlog is full, wait (the proxy slows to its judge's pace)."""
+        """Hand a completed exchange to the judge; while the backlog is full, wait (the proxy slows to its judge's
+        pace)."""
         await self._put((_JUDGE, 0, exchange))
 
     async def ask(self, request: RecordedRequest) -> Judgement:
@@ -200,12 +223,57 @@ class Judging:
         return await answer
 
     async def _put(self, item) -> None:
-        while True:
+        while self._waiting_bytes > self._backlog and not self._broken:
+            if self._room is None:
+                self._room = asyncio.Event()
+            self._room.clear()
+            await self._room.wait()
+        if self._broken:   # the judge is gone: nothing to hand over (close() reports how it ended)
+            return
+        self._write(_frame(item))
+        if self._waiting and self._writer_loop is None:
+            self._writer_loop = asyncio.get_running_loop()
+            self._writer_loop.add_writer(self._fd, self._flush)
+
+    def _write(self, frame: bytes) -> None:
+        """Write what the pipe takes now, in order; keep the rest."""
+        if not self._waiting:
             try:
-                self._exchanges.put_nowait(item)
+                written = os.write(self._fd, frame)
+            except BlockingIOError:
+                written = 0
+            except OSError:   # the judge ended (a broken pipe)
+                self._broken = True
                 return
-            except queue.Full:
-                await asyncio.sleep(0.001)
+            if written == len(frame):
+                return
+            frame = frame[written:]
+        self._waiting.append(memoryview(frame))
+        self._waiting_bytes += len(frame)
+
+    def _flush(self) -> None:
+        """The pipe has room (called by the serving loop): write what waits, in order."""
+        while self._waiting:
+            piece = self._waiting[0]
+            try:
+                written = os.write(self._fd, piece)
+            except BlockingIOError:
+                return
+            except OSError:
+                self._broken = True
+                self._waiting.clear()
+                self._waiting_bytes = 0
+                break
+            self._waiting_bytes -= written
+            if written < len(piece):
+                self._waiting[0] = piece[written:]
+                return
+            self._waiting.popleft()
+        if self._writer_loop is not None:
+            self._writer_loop.remove_writer(self._fd)
+            self._writer_loop = None
+        if self._room is not None:
+            self._room.set()
 
     def _read_replies(self) -> None:
         while True:
@@ -224,10 +292,24 @@ class Judging:
 
     # ---- the end
     def close(self, timeout: float | None = 60) -> Tally:
-        """Judge what is queued, flush and close the outputs; the session's tally."""
-        if self._tally is None and self._process.is_alive():
-            self._exchanges.put((_STOP, 0, None))
-            self._tallied.wait(timeout)
+        """Judge what is handed over, flush and close the outputs; the session's tally. Called once the serving loop
+        has ended: what still waits for the pipe is written here, blocking."""
+        if self._writer_loop is not None:
+            with contextlib.suppress(Exception):   # the loop may be closed already: its selector is gone with it
+                self._writer_loop.remove_writer(self._fd)
+            self._writer_loop = None
+        if self._tally is None and self._process.is_alive() and not self._broken:
+            try:
+                os.set_blocking(self._fd, True)
+                for piece in (*self._waiting, memoryview(_frame((_STOP, 0, None)))):
+                    while len(piece):
+                        piece = piece[os.write(self._fd, piece):]
+                self._waiting.clear()
+            except OSError:
+                self._broken = True
+            else:
+                self._tallied.wait(timeout)
+        self._sending.close()
         self._process.join(10)
         if self._process.is_alive():   # pragma: no cover - a judge that does not stop
             self._process.kill()
@@ -236,11 +318,28 @@ class Judging:
         return self._tally
 
 
-def _work(exchanges, replies, outputs: Outputs, profile, base_path: str, origins: tuple[str, ...]) -> None:
+def _frame(item) -> bytes:
+    """``item`` as one message of a ``multiprocessing`` connection (its framing: a 4-byte big-endian length, or -1
+    and an 8-byte one), which the worker reads with ``Connection.recv``."""
+    data = pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
+    if len(data) > 0x7FFFFFFF:
+        return struct.pack("!iQ", -1, len(data)) + data
+    return struct.pack("!i", len(data)) + data
+
+
+def _work(exchanges, replies, outputs: Outputs, profile, base_path: str, origins: tuple[str, ...],
+          asks: bool = False) -> None:
     """The worker process: one judge, the outputs, the tally; until told to stop."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C reaches the whole process group: the proxy says when
+    if not asks:
+        # Forwarding goes first: on a machine short of CPU the judge runs behind the traffic (the backlog holds the
+        # exchanges meanwhile) and catches up when the traffic pauses, rather than each exchange waiting for its
+        # judgement; a backlog that fills slows the forwarding to the judge's pace. With --enforce each request
+        # waits for its judgement, so the judge keeps the forwarding's priority.
+        with contextlib.suppress(OSError, AttributeError):
+            os.nice(JUDGE_NICENESS)
     from validator.context import DEFAULT_PROFILE
 
     import multiprocessing
@@ -251,11 +350,13 @@ def _work(exchanges, replies, outputs: Outputs, profile, base_path: str, origins
     try:
         while True:
             try:
-                kind, number, item = exchanges.get(timeout=1.0)
-            except queue.Empty:
-                if parent is not None and not parent.is_alive():   # the proxy was killed: no one to judge for
-                    break
-                continue
+                if not exchanges.poll(1.0):
+                    if parent is not None and not parent.is_alive():   # the proxy was killed: no one to judge for
+                        break
+                    continue
+                kind, number, item = exchanges.recv()
+            except (EOFError, OSError):   # the proxy closed its end without saying stop (it ended)
+                break
             if kind == _STOP:
                 break
             if kind == _ASK:

@@ -34,7 +34,7 @@ class RunningProxy:
         self._files = tempfile.TemporaryDirectory(prefix="obvalidate-proxy-test-")   # removed with this object
         self.out, self.log = Path(self._files.name) / "out.txt", Path(self._files.name) / "log.jsonl"
         self.judging = Judging(Outputs(str(self.out), str(self.log), str(record) if record else None),
-                               profile=profile, base_path=where.base_path, origins=(where.origin,))
+                               profile=profile, base_path=where.base_path, origins=(where.origin,), asks=enforce)
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
