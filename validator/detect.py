@@ -17,6 +17,10 @@ properties (every ``allOf`` merged, every ``anyOf``/``oneOf`` branch a separate 
 A payload never passes as a kind it does not really fit: a kind whose shape leaves any top-level
 key undeclared is never chosen while another kind declares every key (an invalid payment status
 response is not a valid ``sca-redirect`` body with an extra member).
+
+Both steps read only the top-level keys and, one level down, which required members an object has (and, when
+several kinds fit exactly, the schema): what they decide is remembered per key set, in bounded caches, so a
+batch whose lines share a few key sets compares names with difflib a few times, not once per line.
 """
 from __future__ import annotations
 
@@ -169,7 +173,49 @@ def detect_kind(spec: Spec, payload: Any) -> Detection:
         fits = f"fits {len(chosen)} kinds" if valid else f"fits no kind exactly and resembles {len(chosen)} equally"
         message = f"the payload {fits}: {', '.join(chosen)}; checked as {chosen[0]} (pass --kind to choose)"
         return Detection(chosen[0], tuple(chosen), message, confident=False)
-    scores = sorted((s for s in (_score(e, payload) for e in kind_shapes(spec)) if s is not None), key=lambda s: s.order)
+    return _closest_kind(spec, payload)
+
+
+def _closest_kind(spec: Spec, payload: Any) -> Detection:
+    """Rule 2 of the module docstring (no kind fits exactly). Its answer depends on the payload's top-level keys
+    and on which required members its objects one level down have, nothing else: remembered per such signature
+    (a batch has a handful), bounded as the exact fits are."""
+    array = isinstance(payload, list)
+    keys = _top_keys(payload, array)
+    if keys is None:  # neither an object nor an array: no kind can fit
+        return _from_scores(spec, [])
+    keys = frozenset(keys)
+    top = _top_object(payload, array)
+    nested = tuple((name, frozenset(value.keys() & members)) for name, members in _nested_members(spec)
+                   if isinstance(value := top.get(name), dict))
+    cache = spec._cache.get("detect_closest")
+    if cache is None:
+        cache = spec._cache["detect_closest"] = {}
+    signature = (array, keys, nested)
+    found = cache.get(signature)
+    if found is None:
+        found = _from_scores(spec, _scores(spec, payload))
+        if _keep(cache, keys):
+            cache[signature] = found
+    return found
+
+
+def _nested_members(spec: Spec) -> tuple[tuple[str, frozenset[str]], ...]:
+    """(property, every member some shape requires of an object there), sorted: what detection reads one level
+    down; computed once per spec."""
+    cached = spec._cache.get("detect_nested")
+    if cached is None:
+        members: dict[str, set[str]] = {}
+        for entry in kind_shapes(spec):
+            for shape in entry.shapes:
+                for name, required in shape.nested:
+                    members.setdefault(name, set()).update(required)
+        cached = spec._cache["detect_nested"] = tuple(sorted((n, frozenset(m)) for n, m in members.items()))
+    return cached
+
+
+def _from_scores(spec: Spec, scores: list[_Score]) -> Detection:
+    scores = sorted(scores, key=lambda s: s.order)
     # Fewer properties recognised than wrong: no kind is meant (an unrelated document, not a payload).
     if not scores or scores[0].matched == 0 or scores[0].matched < scores[0].problems:
         names = ", ".join(sorted(spec.kinds))
@@ -230,8 +276,14 @@ def kind_by_keys(spec: Spec, payload: dict) -> str | None:
 
 
 # Top-level key sets remembered with the shapes they fit: a batch of payloads of one kind has a few key sets.
-# Key sets come from the input: at most this many are kept, of at most FIT_CACHE_KEYS keys each.
-FIT_CACHE_SIZE, FIT_CACHE_KEYS = 256, 64
+# Key sets come from the input: at most this many are kept, of at most FIT_CACHE_KEYS keys and
+# FIT_CACHE_CHARACTERS characters of names each.
+FIT_CACHE_SIZE, FIT_CACHE_KEYS, FIT_CACHE_CHARACTERS = 256, 64, 4096
+
+
+def _keep(cache: dict, keys: frozenset) -> bool:
+    """Whether a key set's answer may be remembered in ``cache`` (see FIT_CACHE_SIZE)."""
+    return len(cache) < FIT_CACHE_SIZE and len(keys) <= FIT_CACHE_KEYS and sum(map(len, keys)) <= FIT_CACHE_CHARACTERS
 
 
 def _fitting_keys(spec: Spec, keys: frozenset) -> tuple:
@@ -246,7 +298,7 @@ def _fitting_keys(spec: Spec, keys: frozenset) -> tuple:
         # Only shapes declaring one of the keys can fit (all of them when there is no key).
         pool = objects.get(next(iter(keys)), ()) if keys else objects[None]
         found = tuple((entry, shape) for entry, shape in pool if shape.required <= keys and keys <= shape.properties)
-        if len(cache) < FIT_CACHE_SIZE and len(keys) <= FIT_CACHE_KEYS:
+        if _keep(cache, keys):
             cache[keys] = found
     return found
 
@@ -260,25 +312,65 @@ def _detected(spec: Spec, kind: str) -> Detection:
     return found
 
 
-def _score(entry: KindShapes, payload: Any) -> _Score | None:
-    keys = _top_keys(payload, entry.array)
-    if keys is None:
-        return None
-    best: _Score | None = None
-    for shape in entry.shapes:
-        matched = keys & shape.properties
-        unmatched_names = set(shape.properties - matched)
-        undeclared: list[str] = []
-        for key in sorted(keys - shape.properties):
-            near = closest(key, sorted(unmatched_names))
-            if near is None:
-                undeclared.append(key)
-            else:
-                unmatched_names.discard(near)
-                matched = matched | {near}
-        missing = tuple(sorted(shape.required - matched)) + shape.nested_missing(_top_object(payload, entry.array))
-        score = _Score(entry.kind.name, len(undeclared) + len(missing), len(matched), entry.kind.is_request,
-                       missing, tuple(undeclared))
-        if best is None or score.order < best.order:
-            best = score
-    return best
+@record
+class _KeyScore:
+    """What the keys alone decide of a shape's score (the near misses included); what is missing one level down
+    depends on the values and is added per payload."""
+
+    matched: int  # keys declared (exactly or as a near miss)
+    missing: tuple[str, ...]  # required properties neither present nor meant by a near miss (sorted)
+    undeclared: tuple[str, ...]  # keys the shape does not declare and that are no near miss of one (sorted)
+
+
+def _key_score(shape: Shape, keys: frozenset) -> _KeyScore:
+    matched = keys & shape.properties
+    unmatched_names = set(shape.properties - matched)
+    undeclared: list[str] = []
+    # Only keys the shape does not declare are compared: a key equal to a declared name is that name.
+    for key in sorted(keys - shape.properties):
+        near = closest(key, sorted(unmatched_names))
+        if near is None:
+            undeclared.append(key)
+        else:
+            unmatched_names.discard(near)
+            matched = matched | {near}
+    return _KeyScore(len(matched), tuple(sorted(shape.required - matched)), tuple(undeclared))
+
+
+def _key_scores(spec: Spec, keys: frozenset, array: bool) -> tuple:
+    """``((entry, ((shape, _KeyScore), ...)), ...)`` for every kind of ``array``'s sort (array kinds or object
+    kinds), in kind_shapes order: the near-miss comparison (difflib, the costly part of a detection without an
+    exact fit) once per key set. Bounded as the exact fits are (FIT_CACHE_SIZE); a key set beyond the bound is
+    scored anew each time, with the same result."""
+    cache = spec._cache.get("detect_key_scores")
+    if cache is None:
+        cache = spec._cache["detect_key_scores"] = {}
+    found = cache.get((array, keys))
+    if found is None:
+        found = tuple((entry, tuple((shape, _key_score(shape, keys)) for shape in entry.shapes))
+                      for entry in kind_shapes(spec) if entry.array == array)
+        if _keep(cache, keys):
+            cache[(array, keys)] = found
+    return found
+
+
+def _scores(spec: Spec, payload: Any) -> list[_Score]:
+    """The best score of each kind the payload can be (object kinds for an object, array kinds for an array),
+    in kind_shapes order."""
+    array = isinstance(payload, list)
+    keys = _top_keys(payload, array)
+    if keys is None:  # neither an object nor an array: no kind can fit
+        return []
+    top = _top_object(payload, array)
+    out = []
+    for entry, shaped in _key_scores(spec, frozenset(keys), array):
+        best: _Score | None = None
+        for shape, part in shaped:
+            missing = part.missing + shape.nested_missing(top)
+            score = _Score(entry.kind.name, len(part.undeclared) + len(missing), part.matched, entry.kind.is_request,
+                           missing, part.undeclared)
+            if best is None or score.order < best.order:
+                best = score
+        if best is not None:  # a kind without shapes cannot be scored
+            out.append(best)
+    return out

@@ -9,9 +9,12 @@ NEAR_MISS = 0.7
 
 def closest(word: str, choices: Iterable[str], cutoff: float = NEAR_MISS) -> str | None:
     """The known name ``word`` most probably means, or None."""
+    choices = list(choices)
+    if word in choices and 0.0 <= cutoff <= 1.0:  # the name itself: no other name is as close (ratio 1.0)
+        return word
     import difflib  # only for a misspelt name: a valid payload's start does without it
 
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    found = difflib.get_close_matches(word, choices, n=1, cutoff=cutoff)
     return found[0] if found else None
 
 
