@@ -12,7 +12,9 @@ import copy
 import json
 import random
 import sys
+from datetime import date, timedelta
 from pathlib import Path
+from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -121,6 +123,42 @@ class Payloads:
         for n, i in enumerate(range(0, step * errors, step)):
             breakers[n % len(breakers)](payments[i])
         return payload
+
+
+    # The five defect classes of a mixed SEPA batch (issue 22), each one mistake a TPP makes: the rule meant to
+    # catch it, and the change. ``today`` is the day the batch is checked against (an execution date before it).
+    SEPA_DEFECTS = ("amount-minor-units", "iban-check-digits", "creditorName-missing", "currency-code", "execution-date-past")
+
+    def broken_sepa(self, defect: str, today: str) -> dict:
+        """A distinct SEPA payload with one mistake of the class ``defect`` (one of SEPA_DEFECTS)."""
+        payload = self.sepa()
+        if defect == "amount-minor-units":  # EUR has 2 minor digits
+            payload["instructedAmount"]["amount"] = self.amount(3)
+        elif defect == "iban-check-digits":  # the creditor's IBAN with another pair of check digits (mod-97 fails)
+            iban = payload["creditorAccount"]["iban"]
+            right = int(iban[2:4])  # 02..98: any other of those 97 values is wrong
+            wrong = 2 + (right - 2 + 1 + self.random.randrange(96)) % 97
+            payload["creditorAccount"]["iban"] = f"{iban[:2]}{wrong:02d}{iban[4:]}"
+        elif defect == "creditorName-missing":
+            del payload["creditorName"]
+        elif defect == "currency-code":
+            payload["instructedAmount"]["currency"] = "EURO"
+        elif defect == "execution-date-past":
+            day = date.fromisoformat(today) - timedelta(days=1 + self.random.randrange(60))
+            payload["requestedExecutionDate"] = day.isoformat()
+        else:
+            raise ValueError(f"unknown defect class {defect!r}; one of {', '.join(self.SEPA_DEFECTS)}")
+        return payload
+
+    def mixed_sepa(self, lines: int, today: str) -> Iterator[tuple[str | None, dict]]:
+        """``lines`` distinct SEPA payloads, every third one broken (the five defect classes in turn):
+        ``(defect class or None, payload)``."""
+        for n in range(lines):
+            if n % 3 == 2:
+                defect = self.SEPA_DEFECTS[(n // 3) % len(self.SEPA_DEFECTS)]
+                yield defect, self.broken_sepa(defect, today)
+            else:
+                yield None, self.sepa()
 
 
 def encoded(payload) -> bytes:

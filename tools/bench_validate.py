@@ -204,6 +204,85 @@ def bench_batch(gen: Payloads, runs: int, lines: int, jobs: int) -> dict:
     return {**result, "lines": lines, "jobs": jobs, "per_s": lines / result["ours_s"], "baseline_per_s": lines / result["baseline_s"]}
 
 
+def _load_average() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
+
+
+def write_mixed_batch(gen: Payloads, path: Path, lines: int, today: str) -> dict:
+    """A JSONL file of ``lines`` distinct SEPA payloads, every third one broken (Payloads.mixed_sepa): the count
+    of each defect class."""
+    counts: dict = {}
+    with path.open("wb") as fh:
+        for defect, payload in gen.mixed_sepa(lines, today):
+            counts[defect] = counts.get(defect, 0) + 1
+            fh.write(encoded(payload) + b"\n")
+    return counts
+
+
+def bench_mixed_batch(gen: Payloads, runs: int, lines: int, jobs: int) -> dict:
+    """A SEPA JSONL batch of which a third is invalid, five defect classes in turn (an amount with 3 fraction
+    digits, an IBAN check digit, creditorName missing, currency EURO, an execution date before --today), through
+    the CLI (kind detected) vs one process decoding each line with `json.loads`."""
+    today = gen.spec.example_today
+    load_before = _load_average()
+    with tempfile.TemporaryDirectory() as tmp:
+        files = [Path(tmp) / f"mixed-{n}.jsonl" for n in range(runs)]
+        counts = [write_mixed_batch(gen, path, lines, today) for path in files]
+        invalid = sum(n for defect, n in counts[0].items() if defect is not None)
+        out = Path(tmp) / "report.txt"
+
+        def ours(path):
+            result = subprocess.run(cli() + ["--jobs", str(jobs), "--today", today, "-o", str(out), str(path)], capture_output=True)
+            summary = result.stderr.decode(errors="replace")
+            # Exit 1 (errors found) is the expected outcome; the summary must count every broken line as invalid.
+            if result.returncode != 1 or f"{lines} inputs: {lines - invalid} valid, {invalid} invalid" not in summary:
+                raise SystemExit(f"mixed batch run gave exit {result.returncode}: {summary[-500:]}")
+
+        def baseline(path):
+            code = "import json,sys\nfor line in open(sys.argv[1],'rb'): json.loads(line)"
+            subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+
+        result = paired(ours, baseline, files)
+    return {**result, "lines": lines, "invalid": invalid, "jobs": jobs, "per_s": lines / result["ours_s"],
+            "baseline_per_s": lines / result["baseline_s"], "load": (load_before, _load_average())}
+
+
+def bench_defect_costs(gen: Payloads, validator: Validator, runs: int, per_run: int) -> dict:
+    """In process, kind detected (as a batch line is checked): the cost of a line of each defect class of the
+    mixed batch against a valid line, each pair a batch of distinct broken lines and one of distinct valid ones."""
+    today = gen.spec.example_today
+    load_before = _load_average()
+    for defect in gen.SEPA_DEFECTS:  # warm-up: schemas compiled, each class's path taken once
+        validator.validate_line(encoded(gen.broken_sepa(defect, today)), None, "warm-up")
+    validator.validate_line(encoded(gen.sepa()), None, "warm-up")
+    results = {}
+    for defect in gen.SEPA_DEFECTS:
+        broken = [[encoded(gen.broken_sepa(defect, today)) for _ in range(per_run)] for _ in range(runs)]
+        valid = [[encoded(gen.sepa()) for _ in range(per_run)] for _ in range(runs)]
+        report = validator.validate_line(broken[0][0], None, "check")
+        assert not report.valid and report.kind == "sepa-credit-transfer", report.findings
+        assert validator.validate_line(valid[0][0], None, "check").valid
+
+        def check(batch):
+            for line in batch:
+                validator.validate_line(line, None, "line")
+
+        times_broken, times_valid = [], []
+        for n, (bad, good) in enumerate(zip(broken, valid)):
+            order = ((bad, times_broken), (good, times_valid)) if n % 2 else ((good, times_valid), (bad, times_broken))
+            for batch, times in order:
+                start = time.perf_counter()
+                check(batch)
+                times.append(time.perf_counter() - start)
+        f = figures(times_broken, times_valid)
+        results[defect] = {**f, "per_run": per_run, "ours_us": f["ours_s"] / per_run * 1e6, "valid_us": f["baseline_s"] / per_run * 1e6,
+                           "rules": sorted({x.rule for x in report.findings})}
+    return {"classes": results, "load": (load_before, _load_average())}
+
+
 def bench_signed(gen: Payloads, runs: int, per_run: int) -> dict:
     """Whole signed requests in process (kind "request": parse, resolve, headers, query, body rules, Digest,
     certificate, signature), each a distinct SEPA payment signed anew, vs the bare RSA verification of
@@ -341,6 +420,11 @@ def _faster(f: dict) -> str:
     return f"{1 / f['ratio']:.1f}× faster ({1 / f['ratio_max']:.1f}–{1 / f['ratio_min']:.1f}, {f['pairs']} pairs)"
 
 
+def _load(f: dict) -> str:
+    """The 1-minute load average before and after a measure ("?" where the system does not say)."""
+    return "–".join("?" if v is None else f"{v:.1f}" for v in f["load"])
+
+
 def table(results: dict) -> str:
     rows = ["| workload | obvalidate | baseline | ratio (median, min–max) | target |", "|---|---|---|---|---|"]
     if "bulk_valid" in results:
@@ -358,6 +442,13 @@ def table(results: dict) -> str:
     if "batch" in results:
         f = results["batch"]
         rows.append(f"| {f['lines']:,} distinct SEPA payloads, JSONL, `--jobs {f['jobs']}`, kind detected | {f['per_s']:,.0f}/s | one process `json.loads` per line: {f['baseline_per_s']:,.0f}/s | {_spread(f)} | ≥ 30,000/s |")
+    if "mixed_batch" in results:
+        f = results["mixed_batch"]
+        rows.append(f"| {f['lines']:,} distinct SEPA payloads, JSONL, {f['invalid']:,} invalid in five defect classes, `--jobs {f['jobs']}`, kind detected | {f['per_s']:,.0f}/s ({f['ours_s']:.1f} s) | one process `json.loads` per line: {f['baseline_per_s']:,.0f}/s | {_spread(f)}; load {_load(f)} | ≥ 30,000/s (≤ 10×) |")
+    if "defect_costs" in results:
+        costs = results["defect_costs"]
+        for defect, f in costs["classes"].items():
+            rows.append(f"| a SEPA line with {defect} ({', '.join(f['rules'])}) vs a valid line, in process, kind detected ({f['per_run']:,} distinct per run) | {f['ours_us']:.0f} µs | valid: {f['valid_us']:.0f} µs | {_spread(f)}; load {_load(costs)} | ≤ 3× |")
     if "scale" in results:
         f = results["scale"]
         rows.append(f"| µs per entry, {f['large']:,}-entry bulk vs {f['small']:,}-entry bulk | {f['large_us_per_entry']:.1f} µs | {f['small_us_per_entry']:.1f} µs (`json.loads` alone: {f['json_loads_ratio']:.2f}×, {f['json_loads_ratio_min']:.2f}–{f['json_loads_ratio_max']:.2f}) | {_spread(f)} | ≤ 1.25× |")
@@ -373,7 +464,7 @@ def table(results: dict) -> str:
     return "\n".join(rows)
 
 
-WORKLOADS = ("bulk", "vs_jsonschema", "single", "signed", "scale", "memory", "cold_start", "batch")
+WORKLOADS = ("bulk", "vs_jsonschema", "single", "signed", "scale", "memory", "cold_start", "batch", "mixed_batch", "defect_costs")
 
 
 def main() -> None:
@@ -408,6 +499,10 @@ def main() -> None:
         results["cold_start"] = bench_cold_start(gen, 5 if quick else 15)
     if "batch" in only:
         results["batch"] = bench_batch(gen, 1 if quick else 2, 5_000 if quick else 100_000, 2)
+    if "mixed_batch" in only:
+        results["mixed_batch"] = bench_mixed_batch(gen, 1 if quick else 3, 6_000 if quick else 100_000, 2)
+    if "defect_costs" in only:
+        results["defect_costs"] = bench_defect_costs(gen, validator, runs, 100 if quick else 1_000)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
