@@ -250,6 +250,9 @@ def bench_mixed_batch(gen: Payloads, runs: int, lines: int, jobs: int) -> dict:
             "baseline_per_s": lines / result["baseline_s"], "load": (load_before, _load_average())}
 
 
+_DEFECT_SLICE = 20  # lines of one side measured before the other side's turn
+
+
 def bench_defect_costs(gen: Payloads, validator: Validator, runs: int, per_run: int) -> dict:
     """In process, kind detected (as a batch line is checked): the cost of a line of each defect class of the
     mixed batch against a valid line, each pair a batch of distinct broken lines and one of distinct valid ones."""
@@ -266,17 +269,20 @@ def bench_defect_costs(gen: Payloads, validator: Validator, runs: int, per_run: 
         assert not report.valid and report.kind == "sepa-credit-transfer", report.findings
         assert validator.validate_line(valid[0][0], None, "check").valid
 
-        def check(batch):
-            for line in batch:
-                validator.validate_line(line, None, "line")
-
         times_broken, times_valid = [], []
-        for n, (bad, good) in enumerate(zip(broken, valid)):
-            order = ((bad, times_broken), (good, times_valid)) if n % 2 else ((good, times_valid), (bad, times_broken))
-            for batch, times in order:
-                start = time.perf_counter()
-                check(batch)
-                times.append(time.perf_counter() - start)
+        for bad, good in zip(broken, valid):
+            # Within a run the two sides alternate in slices of a few lines, so that a machine whose speed drifts
+            # (other work starting and stopping) slows both sides alike.
+            spent = [0.0, 0.0]
+            for n in range(0, per_run, _DEFECT_SLICE):
+                for side in ((0, 1) if (n // _DEFECT_SLICE) % 2 else (1, 0)):
+                    lines = (bad, good)[side][n:n + _DEFECT_SLICE]
+                    start = time.perf_counter()
+                    for line in lines:
+                        validator.validate_line(line, None, "line")
+                    spent[side] += time.perf_counter() - start
+            times_broken.append(spent[0])
+            times_valid.append(spent[1])
         f = figures(times_broken, times_valid)
         results[defect] = {**f, "per_run": per_run, "ours_us": f["ours_s"] / per_run * 1e6, "valid_us": f["baseline_s"] / per_run * 1e6,
                            "rules": sorted({x.rule for x in report.findings})}
