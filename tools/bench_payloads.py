@@ -124,7 +124,6 @@ class Payloads:
             breakers[n % len(breakers)](payments[i])
         return payload
 
-
     # The five defect classes of a mixed SEPA batch (issue 22), each one mistake a TPP makes: the rule meant to
     # catch it, and the change. ``today`` is the day the batch is checked against (an execution date before it).
     SEPA_DEFECTS = ("amount-minor-units", "iban-check-digits", "creditorName-missing", "currency-code", "execution-date-past")
