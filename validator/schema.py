@@ -448,15 +448,23 @@ def _all_distinct(items: list) -> bool:
 
 def _one_problem_per_value(issues: list[SchemaIssue]) -> list[SchemaIssue]:
     """A value of the wrong type is one problem, not also an enum or length problem; a code outside
-    its set is one problem, not also a length or pattern problem."""
+    its set is one problem, not also a length or pattern problem. One issue per pointer and rule: a value
+    two subschemas judge alike (a `_links` entry is a Link by `additionalProperties` in one `allOf` branch
+    and by `properties` in the other) breaks one constraint, not two; the first worded is kept."""
     typed = {i.pointer for i in issues if i.rule == "schema-type"}
     coded = {i.pointer for i in issues if i.rule == "schema-enum"}
-    return [
-        i
-        for i in issues
-        if not (i.pointer in typed and i.rule in ("schema-enum", "schema-length", "schema-format", "schema-range"))
-        and not (i.pointer in coded and i.rule in ("schema-length", "schema-pattern"))
-    ]
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for i in issues:
+        if i.pointer in typed and i.rule in ("schema-enum", "schema-length", "schema-format", "schema-range"):
+            continue
+        if i.pointer in coded and i.rule in ("schema-length", "schema-pattern"):
+            continue
+        if (i.pointer, i.rule) in seen:
+            continue
+        seen.add((i.pointer, i.rule))
+        kept.append(i)
+    return kept
 
 
 def _walk(node: Any, tokens) -> Any:
