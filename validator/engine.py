@@ -4,7 +4,6 @@ The payload engine knows nothing of whole HTTP requests: :mod:`validator.api` si
 ``request`` to :mod:`validator.request.checker`, which is handed the engine for the body."""
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import itertools
 import re
@@ -296,12 +295,13 @@ class PayloadValidator:
     def _validate_bytes(self, data: bytes, kind: str | None, source: str) -> Report:
         with gc_paused(len(data) >= GC_PAUSE_BYTES):
             report = self._streamed(data, kind, source) if len(data) >= self.stream_bytes and type(data) is bytes else None
+            loaded = None
             if report is None:
                 loaded = load_json_bytes(data, max_bytes=self.max_bytes)
                 report = self._from_loaded(loaded, kind, source)
             # Only a payload report points into this text (a subclass's whole-request report points into the request).
             if (report.kind is None or report.kind in self.spec.kinds) and any(f.line is None for f in report.findings):
-                _add_positions(report, data)
+                _add_positions(report, data, clean=loaded is not None and not loaded.problems)
         return report
 
     def validate_loaded(self, loaded: Loaded, kind: str | None = None, *, data: bytes | None = None,
@@ -314,7 +314,7 @@ class PayloadValidator:
         try:
             report = self._from_loaded(loaded, kind, source)
             if data is not None and any(f.line is None for f in report.findings):
-                _add_positions(report, data)
+                _add_positions(report, data, clean=not loaded.problems)
             return report
         except Exception as exc:
             return _internal_error(source, kind, exc)
@@ -631,19 +631,21 @@ def _internal_error(source: str, kind: str | None, exc: Exception) -> Report:
     return Report(source, kind, [Finding("internal-error", ERROR, "", f"validation failed: {type(exc).__name__}: {detail}")])
 
 
-def _add_positions(report: Report, data: bytes) -> None:
+def _add_positions(report: Report, data: bytes, *, clean: bool = False) -> None:
     """Line and column of each finding's pointer in the text it was decoded from; findings then in
-    text order."""
+    text order. ``clean``: the loader found no problem in the text (no repeated key among them), so the
+    text is scanned only as far as the findings' pointers lead."""
     from .positions import PositionIndex
 
     try:
-        index = PositionIndex(data.decode("utf-8-sig"))
+        index = PositionIndex(data.decode("utf-8-sig"), unique_keys=clean)
     except UnicodeDecodeError:
         return
     placed = []
     for f in report.findings:
         pos = index.position(f.pointer) if f.line is None else None
-        placed.append(dataclasses.replace(f, line=pos[0], column=pos[1]) if pos else f)
+        # Built directly (dataclasses.replace costs ten times as much, a thousand findings a report)
+        placed.append(Finding(f.rule, f.severity, f.pointer, f.message, f.code, f.status, f.ref, pos[0], pos[1]) if pos else f)
     # In the order a reader meets them in the text (stable: findings at one place keep the rule order).
     placed.sort(key=lambda f: (f.line is None, f.line or 0, f.column or 0))
     report.findings[:] = placed

@@ -12,62 +12,138 @@ import json
 import re
 from json.decoder import scanstring
 
-_WHITESPACE = " \t\n\r"
-_DECODER = json.JSONDecoder()
+_SCAN = json.JSONDecoder().scan_once
 _NEWLINE = re.compile("\n")
 
 
+_WHITESPACE = " \t\n\r"
+_WHITESPACE_RUN = re.compile(r"[ \t\n\r]*")
+
+
 def _skip_ws(text: str, i: int) -> int:
-    n = len(text)
-    while i < n and text[i] in _WHITESPACE:
+    return _WHITESPACE_RUN.match(text, i).end()
+
+
+def _after(text: str, i: int, end: int) -> int:
+    """The start of the next member or element after a value ending at ``i`` (past white space and a comma)."""
+    if i < end and text[i] in _WHITESPACE:  # compact text has none: no call to the pattern
+        i = _WHITESPACE_RUN.match(text, i).end()
+    if i < end and text[i] == ",":
         i += 1
+        if i < end and text[i] in _WHITESPACE:
+            i = _WHITESPACE_RUN.match(text, i).end()
     return i
 
 
-class PositionIndex:
-    """Offsets of values in one JSON text, found lazily and cached per container."""
+class _Scan:
+    """How far the scan of one container got: what it found, where it goes on (-1: at its end), and whether a
+    value found last (at ``next``) is still to be skipped."""
 
-    def __init__(self, text: str):
+    __slots__ = ("found", "next", "pending")
+
+    def __init__(self, found: dict[str, int] | list[int], next_: int):
+        self.found = found
+        self.next = next_
+        self.pending = False
+
+
+class PositionIndex:
+    """Offsets of values in one JSON text, found lazily and cached per container.
+
+    ``unique_keys``: the caller knows the text decodes cleanly and repeats no key in any object (the loader
+    found no problem in it), so a member's first occurrence is the one parsers keep and a container is scanned
+    only as far as the wanted member or element: a finding in a bulk's entries does not skip (decode) the
+    whole array as a member of the document, then once more entry by entry. Without it every container is
+    scanned whole on first use, the last of repeated members kept, and a container the scan cannot read
+    (malformed text) gives no offsets at all."""
+
+    def __init__(self, text: str, *, unique_keys: bool = False):
         self.text = text
-        self._children: dict[int, dict[str, int] | list[int] | None] = {}
+        self.unique_keys = unique_keys
+        # container offset -> _Scan (its members or elements found so far); None: not a container, or one whose
+        # text the scan cannot read
+        self._containers: dict[int, _Scan | None] = {}
         self._newlines: list[int] | None = None
 
-    def _scan(self, i: int) -> dict[str, int] | list[int] | None:
-        """Offsets of the members (object: name -> offset, the last of duplicates as parsers keep)
-        or elements (array) of the container starting at ``i``."""
+    def _container(self, i: int) -> _Scan | None:
+        containers = self._containers
+        if i in containers:
+            return containers[i]
         text = self.text
-        if text[i] == "{":
-            members: dict[str, int] = {}
-            i = _skip_ws(text, i + 1)
-            while i < len(text) and text[i] == '"':
-                key, i = scanstring(text, i + 1)
-                i = _skip_ws(text, i)
-                if i >= len(text) or text[i] != ":":
-                    break
-                i = _skip_ws(text, i + 1)
-                members[key] = i
-                i = _skip_ws(text, _DECODER.raw_decode(text, i)[1])
-                if i < len(text) and text[i] == ",":
-                    i = _skip_ws(text, i + 1)
-            return members
-        if text[i] == "[":
-            elements: list[int] = []
-            i = _skip_ws(text, i + 1)
-            while i < len(text) and text[i] != "]":
-                elements.append(i)
-                i = _skip_ws(text, _DECODER.raw_decode(text, i)[1])
-                if i < len(text) and text[i] == ",":
-                    i = _skip_ws(text, i + 1)
-            return elements
-        return None
+        opening = text[i] if i < len(text) else ""
+        scan = _Scan({} if opening == "{" else [], _skip_ws(text, i + 1)) if opening in ("{", "[") else None
+        containers[i] = scan
+        if scan is not None and not self.unique_keys:
+            self._advance(i, scan, None)
+        return containers[i]
 
-    def children(self, i: int):
-        if i not in self._children:
-            try:
-                self._children[i] = self._scan(i)
-            except (ValueError, IndexError, RecursionError):  # malformed text: the loader reported it
-                self._children[i] = None
-        return self._children[i]
+    def _advance(self, start: int, scan: _Scan, wanted: str | int | None) -> None:
+        """Scan the container at ``start`` on until ``wanted`` (a member's name; for an array, the number of
+        elements) is found, else to its end. Each value is skipped by the C decoder; the scan stops before
+        skipping the wanted one (a member holding a long array is not decoded to find where it starts)."""
+        text, found, i = self.text, scan.found, scan.next
+        end = len(text)
+        try:
+            if scan.pending:  # the value found last: skip it now
+                i = _after(text, _SCAN(text, i)[1], end)
+            scan.pending = False
+            if type(found) is dict:
+                while i < end and text[i] == '"':
+                    key, i = scanstring(text, i + 1)
+                    if i < end and text[i] in _WHITESPACE:
+                        i = _WHITESPACE_RUN.match(text, i).end()
+                    if i >= end or text[i] != ":":
+                        break
+                    i += 1
+                    if i < end and text[i] in _WHITESPACE:
+                        i = _WHITESPACE_RUN.match(text, i).end()
+                    found[key] = i  # a repeated name: the last one, as parsers keep
+                    if key == wanted:
+                        scan.next, scan.pending = i, True
+                        return
+                    i = _after(text, _SCAN(text, i)[1], end)
+            else:
+                while i < end and text[i] != "]":
+                    found.append(i)
+                    if len(found) == wanted:
+                        scan.next, scan.pending = i, True
+                        return
+                    i = _after(text, _SCAN(text, i)[1], end)
+        except (StopIteration, ValueError, IndexError, RecursionError):  # malformed text: the loader reported it
+            self._containers[start] = None
+            return
+        scan.next = -1  # read to its end
+
+    def _child(self, i: int, token: str) -> int | None | bool:
+        """The offset of the member or element ``token`` of the container at ``i``; True when it is absent
+        (the container is what the pointer walks); None when the text is not what the pointer walks."""
+        scan = self._container(i)
+        if scan is None:
+            return None
+        found = scan.found
+        if type(found) is dict:
+            if token not in found and scan.next >= 0:
+                self._advance(i, scan, token)
+                if self._containers[i] is None:
+                    return None
+            return found.get(token, True)
+        if not token.isdigit():
+            return None
+        index = int(token)
+        if index >= len(found) and scan.next >= 0:
+            self._advance(i, scan, index + 1)
+            if self._containers[i] is None:
+                return None
+        return found[index] if index < len(found) else True
+
+    def children(self, i: int) -> dict[str, int] | list[int] | None:
+        """Every member (name -> offset) or element (offsets) of the container at ``i``; None for another value
+        or an unreadable container."""
+        scan = self._container(i)
+        if scan is not None and scan.next >= 0:
+            self._advance(i, scan, None)
+            scan = self._containers[i]
+        return None if scan is None else scan.found
 
     def offset(self, pointer: str) -> int | None:
         """Where the value at ``pointer`` starts; for an absent member (a missing required
@@ -76,16 +152,11 @@ class PositionIndex:
         if i >= len(self.text):
             return None
         for raw in pointer.split("/")[1:] if pointer else ():
-            token = raw.replace("~1", "/").replace("~0", "~")
-            children = self.children(i)
-            if isinstance(children, dict):
-                nxt = children.get(token)
-            elif isinstance(children, list) and token.isdigit():
-                index = int(token)
-                nxt = children[index] if index < len(children) else None
-            else:
-                return None
+            token = raw.replace("~1", "/").replace("~0", "~") if "~" in raw else raw
+            nxt = self._child(i, token)
             if nxt is None:
+                return None
+            if nxt is True:
                 return i  # absent: point at the container
             i = nxt
         return i

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from validator import Validator
 from validator.findings import pointer as make_pointer, walk_json
-from validator.positions import pointer_offset, pointer_position
+from validator.positions import PositionIndex, pointer_offset, pointer_position
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
@@ -50,3 +50,32 @@ def test_findings_of_a_file_carry_line_and_column():
     report = Validator().validate_bytes(text.encode(), "signing-basket")
     finding = report.findings[0]
     assert (finding.rule, finding.pointer, finding.line, finding.column) == ("basket-duplicate-ids", "/paymentIds/1", 4, 5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=values, indent=st.sampled_from([None, 2]), data=st.data())
+def test_a_clean_text_scanned_only_as_far_as_needed_gives_the_same_offsets(value, indent, data):
+    """A text the loader found clean is scanned lazily (a container only as far as the wanted member or element,
+    resumed later): every pointer, and absent members and elements, asked in any order, give what a whole scan of
+    each container gives."""
+    text = json.dumps(value, indent=indent)
+    pointers = [make_pointer(*tokens) for tokens, _ in _pointers(value)]
+    pointers += [p + "/absent" for p in pointers] + [p + "/99" for p in pointers]
+    order = data.draw(st.permutations(pointers))
+    whole = PositionIndex(text)
+    lazy = PositionIndex(text, unique_keys=True)
+    assert [lazy.offset(p) for p in order] == [whole.offset(p) for p in order]
+    assert [lazy.position(p) for p in order] == [whole.position(p) for p in order]
+
+
+def test_a_long_array_is_not_decoded_to_find_a_member_before_it():
+    text = '{"head": {"a": 1}, "entries": [' + ", ".join(['{"x": 1}'] * 5) + '], "tail": 2}'
+    index = PositionIndex(text, unique_keys=True)
+    assert index.position("/head/a") == (1, 16)
+    third = text.index("[") + 1 + 3 * len('{"x": 1}, ')
+    assert index.position("/entries/3/x") == (1, third + len('{"x": ') + 1)
+    # only as far as element 3 was read, and the members after the array not at all
+    root = index._containers[0]
+    assert list(root.found) == ["head", "entries"] and len(index._containers[text.index("[")].found) == 4
+    assert index.position("/tail") == (1, text.index('"tail"') + 9)
+    assert index.position("/entries/9") == (1, text.index("[") + 1)
