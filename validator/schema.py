@@ -602,7 +602,16 @@ def _close_match(value: Any, members: list) -> str | None:
         country = pycountry.countries.get(alpha_3=upper)
         if country is not None and country.alpha_2 in members:
             return country.alpha_2
-    return closest(value, tuple(str(m) for m in members), 0.75)
+    return closest(value, _member_names(members), 0.75)
+
+
+def _member_names(members: list) -> tuple[str, ...]:
+    """The members of an enum as text; an enum of strings (all the spec's) as it is, without a Python step per
+    member (a bulk with a thousand unknown country codes would otherwise write out the 249 codes a thousand
+    times)."""
+    if set(map(type, members)) == {str}:
+        return tuple(members)
+    return tuple(str(m) for m in members)
 
 
 def closest(word: str, candidates: tuple[str, ...], cutoff: float) -> str | None:
