@@ -26,12 +26,19 @@ def _skip_ws(text: str, i: int) -> int:
 
 def _after(text: str, i: int, end: int) -> int:
     """The start of the next member or element after a value ending at ``i`` (past white space and a comma)."""
-    if i < end and text[i] in _WHITESPACE:  # compact text has none: no call to the pattern
-        i = _WHITESPACE_RUN.match(text, i).end()
+    if i < end and text[i] in _WHITESPACE:
+        i = _past_space(text, i + 1, end)
     if i < end and text[i] == ",":
         i += 1
         if i < end and text[i] in _WHITESPACE:
-            i = _WHITESPACE_RUN.match(text, i).end()
+            i = _past_space(text, i + 1, end)
+    return i
+
+
+def _past_space(text: str, i: int, end: int) -> int:
+    """Past the white space going on at ``i``: one space (json.dumps writes ", " and ": ") needs no pattern."""
+    if i < end and text[i] in _WHITESPACE:
+        return _WHITESPACE_RUN.match(text, i).end()
     return i
 
 
@@ -91,12 +98,12 @@ class PositionIndex:
                 while i < end and text[i] == '"':
                     key, i = scanstring(text, i + 1)
                     if i < end and text[i] in _WHITESPACE:
-                        i = _WHITESPACE_RUN.match(text, i).end()
+                        i = _past_space(text, i + 1, end)
                     if i >= end or text[i] != ":":
                         break
                     i += 1
                     if i < end and text[i] in _WHITESPACE:
-                        i = _WHITESPACE_RUN.match(text, i).end()
+                        i = _past_space(text, i + 1, end)
                     found[key] = i  # a repeated name: the last one, as parsers keep
                     if key == wanted:
                         scan.next, scan.pending = i, True
