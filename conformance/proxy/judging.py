@@ -37,6 +37,8 @@ from validator.formats.escape import printable
 from .forward import Exchange
 
 BACKLOG = 64 * 1024 * 1024   # bytes of exchanges waiting for the pipe to the judge, at most
+GATHER_SECONDS = 0.005       # exchanges completed within this go to the judge together
+GATHER_BYTES = 256 * 1024    # ... or as soon as this much is gathered
 JUDGE_NICENESS = 10         # the judging process's CPU priority below the forwarding's (see _work)
 PIPE_BYTES = 1024 * 1024     # the pipe's own buffer, asked for (Linux grants it up to /proc/sys/fs/pipe-max-size)
 ERROR = "error"
@@ -197,6 +199,9 @@ class Judging:
         self._backlog = backlog
         self._waiting: collections.deque[memoryview] = collections.deque()   # what the pipe has not taken yet
         self._waiting_bytes = 0
+        self._gathered: list[bytes] = []   # exchanges handed over together, GATHER_SECONDS after the first
+        self._gathered_bytes = 0
+        self._gather_timer: asyncio.TimerHandle | None = None
         self._writer_loop: asyncio.AbstractEventLoop | None = None
         self._room: asyncio.Event | None = None
         self._broken = False
@@ -230,10 +235,36 @@ class Judging:
             await self._room.wait()
         if self._broken:   # the judge is gone: nothing to hand over (close() reports how it ended)
             return
-        self._write(_frame(item))
+        frame = _frame(item)
+        if item[0] == _ASK:   # a request waits for this answer: at once, behind the exchanges gathered before it
+            self._send_gathered()
+            self._write(frame)
+        else:
+            self._gathered.append(frame)
+            self._gathered_bytes += len(frame)
+            if self._gathered_bytes >= GATHER_BYTES:
+                self._send_gathered()
+            elif self._gather_timer is None:
+                self._gather_timer = asyncio.get_running_loop().call_later(GATHER_SECONDS, self._send_gathered)
         if self._waiting and self._writer_loop is None:
             self._writer_loop = asyncio.get_running_loop()
             self._writer_loop.add_writer(self._fd, self._flush)
+
+    def _send_gathered(self) -> None:
+        """Hand the gathered exchanges to the pipe in one write: one system call and one wake-up of the judge for
+        all of them, not one per exchange (each write woke the judge, which then took the forwarding's turn on a
+        busy machine)."""
+        if self._gather_timer is not None:
+            self._gather_timer.cancel()
+            self._gather_timer = None
+        if self._gathered:
+            data = b"".join(self._gathered)
+            self._gathered.clear()
+            self._gathered_bytes = 0
+            self._write(data)
+            if self._waiting and self._writer_loop is None:
+                self._writer_loop = asyncio.get_running_loop()
+                self._writer_loop.add_writer(self._fd, self._flush)
 
     def _write(self, frame: bytes) -> None:
         """Write what the pipe takes now, in order; keep the rest."""
@@ -298,6 +329,13 @@ class Judging:
             with contextlib.suppress(Exception):   # the loop may be closed already: its selector is gone with it
                 self._writer_loop.remove_writer(self._fd)
             self._writer_loop = None
+        if self._gather_timer is not None:
+            with contextlib.suppress(Exception):
+                self._gather_timer.cancel()
+            self._gather_timer = None
+        if self._gathered:
+            self._waiting.append(memoryview(b"".join(self._gathered)))
+            self._gathered.clear()
         if self._tally is None and self._process.is_alive() and not self._broken:
             try:
                 os.set_blocking(self._fd, True)
