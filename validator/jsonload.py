@@ -680,8 +680,10 @@ def load_json_bytes(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    text: str | None = None,
 ) -> Loaded:
-    """Load one JSON document from UTF-8 bytes. Never raises for any input bytes."""
+    """Load one JSON document from UTF-8 bytes. Never raises for any input bytes. ``text``: the same bytes already
+    decoded, when the caller holds both (a request envelope's body), so they are not decoded again."""
     if not isinstance(data, bytes):
         if isinstance(data, (bytearray, memoryview)):
             if len(data) > max_bytes:  # do not copy what will be refused anyway
@@ -689,7 +691,7 @@ def load_json_bytes(
             data = bytes(data)
         else:
             raise TypeError(f"load_json_bytes() needs bytes, got {type(data).__name__}")
-    return _load(data, max_bytes, max_depth)
+    return _load(data, max_bytes, max_depth, text)
 
 
 def load_json_text(

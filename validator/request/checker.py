@@ -93,7 +93,7 @@ def _check_body(v: PayloadEngine, op: Operation, req: HttpRequest, out: Problems
     if kind is None:
         return []
     if req.body_is_exact:
-        report = v._from_loaded(load_json_bytes(req.body or b"", max_bytes=v.max_bytes), kind, source)
+        report = v._from_loaded(load_json_bytes(req.body or b"", max_bytes=v.max_bytes, text=req.body_text), kind, source)
     else:
         report = v.validate(req.body_value, kind, source=source)
     return [dataclasses.replace(f, pointer="/body" + f.pointer) for f in report.findings] if report.findings else []
@@ -125,39 +125,55 @@ def _clock(v: PayloadEngine, req: HttpRequest) -> _dt.datetime:
     return _dt.datetime.combine(v.today, _dt.time(12), tzinfo=OSLO)
 
 
+def _signing():
+    """The verifier's names, imported on first use (cryptography is slow to import and no payload check needs it)
+    and kept: an import statement in a function costs a lookup through the import system on every call."""
+    global _SIGNING
+    if _SIGNING is None:
+        from ..signing.cavage import SignableRequest
+        from ..signing.rules import PROFILE_SIGNED_HEADERS
+        from ..signing.verifier import VerifyOptions, verify_request
+
+        _SIGNING = (SignableRequest, verify_request, VerifyOptions, PROFILE_SIGNED_HEADERS)
+    return _SIGNING
+
+
+_SIGNING = None
+
+
 def _verify_options(v: PayloadEngine, op: Operation, now: _dt.datetime) -> Any:
     """The verifier's options for an operation at a time; the last one is reused while nothing changed (a
     validator with a fixed clock, or many requests within one second of a server's)."""
-    from ..signing import PROFILE_SIGNED_HEADERS, VerifyOptions
-
     profile = v.profile
-    key = (id(op), now, profile.signature_date_window, tuple(profile.signature_algorithms),
-           profile.signature_extra_headers)
     cache = v.spec._cache.setdefault("request-verify-options", {})
     found = cache.get("last")
-    if found is not None and found[0] == key and found[1] is op:
-        return found[2]
+    # The profile is immutable (a record): the same object, the same options.
+    if found is not None and found[0] is op and found[1] is profile and found[2] == now:
+        return found[3]
+    _request, _verify_request, VerifyOptions, PROFILE_SIGNED_HEADERS = _signing()
     headers = {p.key: p for p in op.header_parameters}
     digest = headers.get("digest")
     signature = headers.get("signature")
     options = VerifyOptions(
         now=now,
         date_window=profile.signature_date_window,
-        allowed_algorithms=key[3],
+        allowed_algorithms=tuple(profile.signature_algorithms),
         digest_required=bool(digest and digest.required),
         signature_required=bool(signature and signature.required),
         max_header_length=MAX_HEADER_LENGTH,
-        mandatory_signed=PROFILE_SIGNED_HEADERS + tuple(h for h in key[4] if h not in PROFILE_SIGNED_HEADERS),
+        mandatory_signed=PROFILE_SIGNED_HEADERS + tuple(h for h in profile.signature_extra_headers
+                                                        if h not in PROFILE_SIGNED_HEADERS),
     )
-    cache["last"] = (key, op, options)
+    cache["last"] = (op, profile, now, options)
     return options
 
 
 def _verify(v: PayloadEngine, op: Operation, req: HttpRequest) -> list[Finding]:
-    from ..signing import SignableRequest, verify_request
-
-    body = req.body if req.body_is_exact else None
-    return verify_request(SignableRequest(req.method, req.target, req.headers, body), _verify_options(v, op, _clock(v, req)))
+    SignableRequest, verify_request, _options, _signed = _signing()
+    # The request itself has what the verifier reads (method, target, headers, exact body bytes) when its body is
+    # exact; otherwise the verifier is told the body is unknown.
+    signable = req if req.body_is_exact else SignableRequest(req.method, req.target, req.headers, None)
+    return verify_request(signable, _verify_options(v, op, _clock(v, req)), header_index=req.header_index)
 
 
 def request_findings(v: PayloadEngine, parsed: Parsed, *, source: str = "<request>") -> list[Finding]:

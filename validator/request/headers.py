@@ -105,16 +105,14 @@ def _plan(spec: Spec, op: Operation) -> _HeaderPlan:
 
 def check_headers(spec: Spec, op: Operation, req: HttpRequest, out: Problems,
                   profile: Profile = DEFAULT_PROFILE) -> None:
+    index = req.header_index
+    # The common case first: headers of printable ASCII that the operation's compiled check (generated from the
+    # spec, below) finds nothing in. Anything else, and whatever it refuses, takes the general check, which words
+    # the problems; the compiled check only ever answers "nothing to report".
+    if req.headers_clean and compiled_header_check(spec, op, profile)(index, req.has_body):
+        return
     plan = _plan(spec, op)
     repeats = profile.repeated_headers
-    index: dict[str, list[str]] = {}
-    for name, value in req.headers:
-        lname = name.lower()
-        values = index.get(lname)
-        if values is None:
-            index[lname] = [value]
-        else:
-            values.append(value)
     # The declared headers the request carries and the required ones it lacks, in declaration order: the same
     # problems, in the same order, as walking every declared header, without visiting the many absent optional ones.
     checks, positions = plan.checks, plan.positions
@@ -299,3 +297,257 @@ def _check_code_list(spec: Spec, op: Operation, p: Parameter, code_set: str, val
         if needed not in given:
             out.add(ACCEPT_FIX_REQUIRED, pointer, f"{p.name} on {op.operation_id} must contain {needed!r}, got {_short(value)}")
 
+
+
+# ---- the compiled header check: one generated function per operation and profile ----------------------------------
+# The general check above walks a plan for every header, keeps a cache per value and builds problems; a valid
+# request (the common case) needs none of that. For each operation the spec's header parameters are compiled into
+# one Python function: its header set (declared, HTTP metadata, signing-only, the profile's gateway headers), each
+# header's presence, repeats and values as the spec allows them (lengths and enumerations written into the code,
+# formats through the same functions the schema engine calls, patterns through the compiled schema engine), the
+# recommended formats, code lists, national identity numbers, redirect targets and the corporate PSU rule. It answers
+# True only when the general check would find nothing; False sends the request to the general check. It takes values
+# of printable ASCII only (HttpRequest.headers_clean), where a length, an enumeration member or a format means the
+# same to Python as to the schema engine.
+
+_ANNOTATIONS = frozenset({"title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly",
+                          "$comment"})
+_COMPILED_BOUND = 256  # operations x profiles; emptied when full (a server has one profile)
+_MEMO_BOUND = 256  # values remembered per header for the costly checks (URI, IP address, code list, redirect target)
+
+
+class _Names:
+    """The constants a generated function refers to, each under a name of its own."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, object] = {}
+
+    def add(self, value: object) -> str:
+        name = f"_k{len(self.values)}"
+        self.values[name] = value
+        return name
+
+
+def _safe(check):
+    """A format function as a predicate: an exception is "not shown valid" (the general check words it)."""
+    def predicate(value: str) -> bool:
+        try:
+            return bool(check(value))
+        except Exception:  # noqa: BLE001 - any failure sends the value to the general check
+            return False
+    return predicate
+
+
+def _format_predicate(name: str):
+    """The format check ``name`` as a predicate on text: for uuid the format's pattern compiled once (what
+    :data:`validator.schema.FORMAT_CHECKS` matches each time), else that function (an exception: not shown valid)."""
+    if name == "uuid":
+        import re
+
+        from ..schema import _UUID
+
+        return re.compile(_UUID).match
+    return _safe(FORMAT_CHECKS[name])
+
+
+def _schema_expression(node: object, x: str, names: _Names) -> tuple[str, bool] | None:
+    """A Python expression over the text ``x`` that is True exactly when it satisfies the schema ``node``, and
+    whether it is costly (a format other than uuid, a pattern); None for a schema using anything else than the
+    keywords below (the caller then asks the compiled schema engine)."""
+    import jsonschema_rs
+
+    if not isinstance(node, dict):
+        return None
+    terms = []
+    costly = False
+    for key, value in node.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key == "type":
+            if value != "string":
+                return None
+        elif key in ("minLength", "maxLength"):
+            if type(value) is not int:
+                return None
+            terms.append(f"len({x}) {'>=' if key == 'minLength' else '<='} {value}")
+        elif key == "enum":
+            if not isinstance(value, list):
+                return None
+            terms.append(f"{x} in {names.add(frozenset(v for v in value if isinstance(v, str)))}")
+        elif key == "const":
+            if not isinstance(value, str):
+                return None
+            terms.append(f"{x} == {value!r}")
+        elif key == "format":
+            if value not in FORMAT_CHECKS:
+                return None
+            terms.append(f"{names.add(_format_predicate(value))}({x})")
+            costly = costly or value != "uuid"
+        elif key == "pattern":
+            if not isinstance(value, str):
+                return None
+            # ECMA-262 semantics, exactly as the schema engine reads the spec's patterns
+            engine = jsonschema_rs.validator_for({"pattern": value})
+            terms.append(f"{names.add(_safe(engine.is_valid))}({x})")
+            costly = True
+        elif key in ("anyOf", "allOf"):
+            if not isinstance(value, list) or not value:
+                return None
+            parts = [_schema_expression(branch, x, names) for branch in value]
+            if any(part is None for part in parts):
+                return None
+            terms.append("(" + (" or " if key == "anyOf" else " and ").join(f"({p[0]})" for p in parts) + ")")
+            costly = costly or any(p[1] for p in parts)
+        else:
+            return None
+    return " and ".join(terms) or "True", costly
+
+
+def _predicate(expression: str, names: _Names):
+    """``expression`` over ``x`` as a function of ``x``."""
+    namespace = dict(names.values)
+    exec(compile(f"def predicate(x):\n    return {expression}\n", "<header value check>", "exec"), namespace)  # noqa: S102
+    return namespace["predicate"]
+
+
+def _code_list_predicate(spec: Spec, op: Operation, code_set: str):
+    """:func:`_check_code_list` finds nothing: every name known (aliases read as their name), the operation's
+    required names present."""
+    schema = spec.schema(code_set)
+    known = frozenset(schema.get("enum", ()))
+    aliases = dict(schema.get("x-aliases") or {})
+    required = as_tuple((schema.get("x-required-on") or {}).get(op.operation_id))
+
+    def predicate(value: str) -> bool:
+        given = {aliases.get(n, n) for n in (n.strip(" \t") for n in value.split(",")) if n}
+        return given <= known and all(needed in given for needed in required)
+    return predicate
+
+
+def _memoized(predicate):
+    """``predicate`` remembering its answers for values up to _REMEMBERED_VALUE_LENGTH, at most _MEMO_BOUND of
+    them (all dropped when full): a TPP sends the same redirect target, address and code list on every request."""
+    memo: dict[str, bool] = {}
+
+    def remembered(value: str) -> bool:
+        found = memo.get(value)
+        if found is None:
+            found = predicate(value)
+            if len(value) <= _REMEMBERED_VALUE_LENGTH:
+                if len(memo) >= _MEMO_BOUND:
+                    memo.clear()
+                memo[value] = found
+        return found
+    return remembered
+
+
+def _value_expression(spec: Spec, op: Operation, check: _HeaderCheck, profile: Profile, names: _Names) -> str:
+    """The expression over ``x`` that is True when :func:`_check_header_value` (and the profile's refusal of
+    synthetic identity numbers) finds nothing in the value ``x`` of ``check``'s header."""
+    schema = _schema_expression(check.schema.schema, "x", names)
+    if schema is None:  # a keyword the generator does not write: the compiled schema engine decides
+        cheap, costly_schema = f"{names.add(_safe(check.schema.is_valid))}(x)", True
+    else:
+        cheap, costly_schema = schema
+    costly = []  # checks worth remembering per value
+    if costly_schema:
+        costly.append(_predicate(cheap, names))
+        cheap = "True"
+    if check.recommended in FORMAT_CHECKS:
+        recommended = f"{names.add(_format_predicate(check.recommended))}(x)"
+        if check.recommended != "uuid":
+            costly.append(_predicate(recommended, names))
+        else:
+            cheap = recommended if cheap == "True" else f"{cheap} and {recommended}"
+    if check.key == PSU_IDENTITY_HEADER:
+        from ..checks.identity import check_norwegian_identity_number, is_synthetic_test_number
+
+        costly.append(lambda value: not check_norwegian_identity_number(value))
+        if profile.synthetic_identity_numbers == "refused":
+            costly.append(lambda value: not is_synthetic_test_number(value))
+    if check.code_set:
+        costly.append(_code_list_predicate(spec, op, check.code_set))
+    target = check.param.raw.get("x-redirect-target")
+    if target:
+        costly.append(lambda value: unsafe_redirect(target, value) is None)
+    if not costly:
+        return cheap
+    steps = tuple(costly)
+    remembered = names.add(_memoized(lambda value: all(step(value) for step in steps)))
+    return f"{remembered}(x)" if cheap == "True" else f"{cheap} and {remembered}(x)"
+
+
+def _generate(spec: Spec, op: Operation, profile: Profile):
+    """The source and constants of the compiled header check of ``op`` under ``profile``, as a function
+    ``check(index, has_body) -> bool`` (``index``: lower-case header name -> values in wire order)."""
+    plan = _plan(spec, op)
+    names = _Names()
+    repeats = profile.repeated_headers
+    silent = set(plan.quiet) | set(profile.gateway_headers)
+    silent |= {lname for lname, (_name, meta) in plan.content.items() if meta.get("accepted", True) is not False}
+    takes_body = bool(op.request_schema_ref)
+    lines = [f"def check(index, has_body):  # {op.operation_id}"]
+    # Headers the operation does not accept; Content-Type is judged on its own when there is a body to describe.
+    with_body = names.add(frozenset(silent | {CONTENT_TYPE}))
+    without_body = names.add(frozenset(silent))
+    if takes_body:
+        lines.append(f"    if not index.keys() <= {with_body}: return False")
+    else:
+        lines.append(f"    if not index.keys() <= ({with_body} if has_body else {without_body}): return False")
+    json_media = names.add(is_json_media_type)
+    indent = "    " if takes_body else "        "
+    if not takes_body:
+        lines.append("    if has_body:")
+    lines.append(f"{indent}v = index.get({CONTENT_TYPE!r})")
+    lines.append(f"{indent}if v is not None and not {json_media}(v[0] if len(v) == 1 else ', '.join(v)): return False")
+    for check in plan.checks:
+        if check.owned_by_verifier:
+            continue  # presence, format and repeats: the signature verifier (A8)
+        key = check.key
+        refused = repeats.get(key, "accepted" if check.listed else "refused") == "refused"
+        test = _value_expression(spec, op, check, profile, names)
+        if test == "True" and not check.required:  # any value will do: only a refused repeat is a problem
+            if refused:
+                lines.append(f"    v = index.get({key!r})")
+                lines.append("    if v is not None and len(v) != 1: return False")
+            continue
+        lines.append(f"    v = index.get({key!r})")
+        if check.required:
+            lines.append("    if v is None: return False")
+            indent = "    "
+        else:
+            lines.append("    if v is not None:")
+            indent = "        "
+        if refused:
+            lines.append(f"{indent}if len(v) != 1: return False")
+            lines.append(f"{indent}x = v[0]")
+            lines.append(f"{indent}if not ({test}): return False")
+        elif check.listed:
+            lines.append(f"{indent}x = v[0] if len(v) == 1 else ', '.join(v)")
+            lines.append(f"{indent}if not ({test}): return False")
+        else:
+            lines.append(f"{indent}for x in v:")
+            lines.append(f"{indent}    if not ({test}): return False")
+    if CORPORATE_ID_HEADER in plan.declared:
+        lines.append(f"    if {CORPORATE_ID_HEADER!r} not in index and {CORPORATE_CONTEXT!r} in "
+                     f"index.get({SIGNATURE_CONTEXT_HEADER!r}, ()): return False")
+    lines.append("    return True")
+    return "\n".join(lines) + "\n", names.values
+
+
+def compiled_header_check(spec: Spec, op: Operation, profile: Profile = DEFAULT_PROFILE):
+    """The compiled header check of ``op`` under ``profile`` (generated once, cached on the spec):
+    ``check(index, has_body)`` is True only when :func:`check_headers` finds nothing in headers of printable ASCII
+    whose lower-case index is ``index``."""
+    cache = spec._cache.setdefault("compiled-header-checks", {})
+    key = (id(op), id(profile))
+    found = cache.get(key)
+    if found is not None and found[0] is op and found[1] is profile:
+        return found[2]
+    source, constants = _generate(spec, op, profile)
+    namespace = dict(constants)
+    exec(compile(source, f"<header check of {op.operation_id}>", "exec"), namespace)  # noqa: S102 - generated above
+    if len(cache) >= _COMPILED_BOUND:
+        cache.clear()
+    cache[key] = (op, profile, namespace["check"])
+    return namespace["check"]

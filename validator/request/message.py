@@ -6,6 +6,7 @@ Finding pointers: ``/method``, ``/path``, ``/query/<name>``, ``/headers/<Header-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..findings import escape_pointer_token
@@ -35,10 +36,40 @@ class HttpRequest:
     version: str | None = None               # HTTP version of a .http request line
     newline: str = "\r\n"                    # line ending of a .http input
     body_start: int | None = None            # byte offset of the body in a .http input
+    # What parsing found, tied to the very objects it looked at (a dataclasses.replace of headers or body with other
+    # objects drops it): the header list whose names are all tokens and values all printable ASCII, and the body's
+    # text when the input gave the body as text (so it is never decoded again).
+    clean_headers: list[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
+    text_of_body: tuple[bytes, str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def has_body(self) -> bool:
         return bool(self.body) if self.body_is_exact else self.body_value is not None
+
+    @property
+    def headers_clean(self) -> bool:
+        """Every header name is an HTTP token and every value printable ASCII (found while parsing)."""
+        return self.clean_headers is not None and self.clean_headers is self.headers
+
+    @property
+    def body_text(self) -> str | None:
+        """The exact body as text when the input gave it as text, else None (decode :attr:`body`)."""
+        pair = self.text_of_body
+        return pair[1] if pair is not None and pair[0] is self.body else None
+
+    @cached_property
+    def header_index(self) -> dict[str, list[str]]:
+        """Lower-case header name -> values in wire order; built once per request for every check that reads it
+        (the header checks and the signature verifier). Read-only by convention."""
+        index: dict[str, list[str]] = {}
+        for name, value in self.headers:
+            lname = name.lower()
+            values = index.get(lname)
+            if values is None:
+                index[lname] = [value]
+            else:
+                values.append(value)
+        return index
 
     def header_values(self, name: str) -> list[str]:
         wanted = name.lower()

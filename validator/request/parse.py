@@ -105,16 +105,25 @@ def _split_target(target: str, problems: list[RequestProblem]) -> tuple[str, str
 
 def _check_header(name: str, value: str, problems: list[RequestProblem]) -> bool:
     """Report a malformed header name or value; False when the header must be dropped (unusable name)."""
+    return _header_state(name, value, problems) != _DROPPED
+
+
+_DROPPED, _KEPT, _CLEAN = 0, 1, 2
+
+
+def _header_state(name: str, value: str, problems: list[RequestProblem]) -> int:
+    """:func:`_check_header`, telling apart a header of a token and printable ASCII (_CLEAN) from one kept with
+    problems or other text (_KEPT) and one dropped (_DROPPED)."""
     if _is_token(name) and _is_printable_ascii(value):
-        return True  # the common case, decided without scanning for each defect in turn
+        return _CLEAN  # the common case, decided without scanning for each defect in turn
     if not _is_token(name):
         problems.append(RequestProblem(HEADER_MALFORMED, header_pointer(name), f"header name {_short(name)} is not an HTTP token (RFC 9110 §5.1)"))
-        return False
+        return _DROPPED
     if _CTL_RE.search(value):
         problems.append(RequestProblem(HEADER_MALFORMED, header_pointer(name), f"{name} contains control characters (CR, LF, NUL or another CTL): {_short(value)}"))
     if not value.isascii() and _unpaired_surrogate(value):
         problems.append(RequestProblem(HEADER_MALFORMED, header_pointer(name), f"{name} contains an unpaired surrogate (a \\ud800-style escape), which no HTTP header can carry"))
-    return True
+    return _KEPT
 
 
 def _unpaired_surrogate(text: str) -> bool:
@@ -156,10 +165,18 @@ def parse_envelope(envelope: Any) -> Parsed:
     else:
         split = _split_target(path, problems)
     headers: list[tuple[str, str]] = []
+    clean = None  # the header list when every name is a token and every value printable ASCII
     raw_headers = envelope.get("headers")
     items: list[tuple[Any, Any, str | None]] = []  # (name, value, pointer when not the header's own)
     if raw_headers is None:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", "headers is missing: an object of header names to values, or a list of [name, value] pairs"))
+    elif isinstance(raw_headers, dict) and _all_clean(raw_headers.items()):
+        headers = [(name, value.strip(" \t")) for name, value in raw_headers.items()]
+        clean = headers
+    elif isinstance(raw_headers, list) and all(type(p) in (list, tuple) and len(p) == 2 for p in raw_headers) \
+            and _all_clean(raw_headers):
+        headers = [(name, value.strip(" \t")) for name, value in raw_headers]
+        clean = headers
     elif isinstance(raw_headers, dict):
         # Taken in order as they come (the object form reports nothing while it is read): a known token with a
         # short printable or remembered value, the common case, needs no further look.
@@ -183,11 +200,13 @@ def parse_envelope(envelope: Any) -> Parsed:
     body: bytes | None = b""
     exact = True
     value = None
+    text_of_body = None
     if "body" in envelope and envelope["body"] is not None:
         raw_body = envelope["body"]
         if isinstance(raw_body, str):
             try:
                 body = raw_body.encode("utf-8")
+                text_of_body = (body, raw_body)
             except UnicodeEncodeError:
                 problems.append(RequestProblem(REQUEST_MALFORMED, "/body", "the body text contains unpaired surrogates and has no UTF-8 form"))
                 body = None
@@ -197,7 +216,43 @@ def parse_envelope(envelope: Any) -> Parsed:
     if method is None or split is None:
         return Parsed(None, problems)
     target, path_part, query = split
-    return Parsed(HttpRequest(method, target, path_part, query, headers, body, exact, value, "envelope"), problems)
+    return Parsed(HttpRequest(method, target, path_part, query, headers, body, exact, value, "envelope",
+                              clean_headers=clean, text_of_body=text_of_body), problems)
+
+
+# The ASCII control characters (C0 and DEL): printable ASCII text is ASCII text without them.
+_CONTROL_BYTES = bytes(range(0x20)) + b"\x7f"
+# A Signature value differs on every request (it signs the Date and the request id): never worth remembering.
+_NEVER_REMEMBERED = frozenset({"signature"})
+
+
+def _all_clean(pairs: list) -> bool:
+    """Every header of ``pairs`` (name, value) a remembered HTTP token with a value of printable ASCII text, told at
+    once: the values not remembered as printable are joined and searched for control characters in one pass. False
+    for anything else (a list of values, another type, a name not yet seen), which the header-by-header reading
+    then takes in turn."""
+    shortest, longest = _PRINTABLE_REMEMBERED
+    known_tokens, known_printable = _KNOWN_TOKENS, _KNOWN_PRINTABLE
+    unknown = []
+    new_long = []
+    for name, value in pairs:
+        if type(value) is not str or type(name) is not str or name not in known_tokens:
+            return False
+        if len(value) >= shortest:
+            if value in known_printable:
+                continue
+            if len(value) <= longest and name.lower() not in _NEVER_REMEMBERED:
+                new_long.append(value)
+        unknown.append(value)
+    text = "".join(unknown)
+    if not text.isascii():
+        return False
+    data = text.encode("ascii")
+    if len(data.translate(None, _CONTROL_BYTES)) != len(data):
+        return False
+    for value in new_long:
+        _remember(known_printable, value, longest)
+    return True
 
 
 def _decode_line(raw: bytes) -> str:
@@ -244,6 +299,7 @@ def parse_http(data: bytes, *, max_bytes: int | None = None) -> Parsed:
         if version is not None and not _VERSION_RE.match(version):
             problems.append(RequestProblem(REQUEST_MALFORMED, "", f"HTTP version {_short(version)} is not HTTP/1.1 or HTTP/1.0"))
     headers: list[tuple[str, str]] = []
+    all_clean = True
     for raw in lines[1:]:
         line = _decode_line(raw)
         if line[:1] in (" ", "\t"):
@@ -253,7 +309,9 @@ def parse_http(data: bytes, *, max_bytes: int | None = None) -> Parsed:
         if not sep:
             problems.append(RequestProblem(HEADER_MALFORMED, "/headers", f"header line {_short(line)} is not 'Name: value'"))
             continue
-        if _check_header(name, value, problems):
+        state = _header_state(name, value, problems)
+        all_clean = all_clean and state == _CLEAN
+        if state != _DROPPED:
             headers.append((name, value.strip(" \t")))
     lengths = [v for n, v in headers if n.lower() == "content-length"]
     if lengths:
@@ -271,5 +329,6 @@ def parse_http(data: bytes, *, max_bytes: int | None = None) -> Parsed:
         return Parsed(None, problems)
     target_text, path_part, query = split
     body_start = len(data) - len(data[start:]) + (end.end() if end is not None else len(data[start:]))
-    return Parsed(HttpRequest(method, target_text, path_part, query, headers, body, True, None, "http", version, newline, body_start), problems)
+    return Parsed(HttpRequest(method, target_text, path_part, query, headers, body, True, None, "http", version, newline,
+                              body_start, clean_headers=headers if all_clean else None), problems)
 

@@ -50,6 +50,7 @@ class CertificateFacts:
     not_before: _dt.datetime
     not_after: _dt.datetime
     issuer_rdns: tuple | None               # :func:`validator.signing.keyid.name_rdns` of the issuer (None: unreadable)
+    serial_number: int
 
 
 @lru_cache(maxsize=256)
@@ -70,7 +71,7 @@ def certificate_facts(value: str) -> CertificateFacts:
     except Exception:  # noqa: BLE001 - the verifier reads the issuer itself then, failing where it always did
         issuer = None
     return CertificateFacts(cert, problem, None if problem else cert.public_key(), cert.not_valid_before_utc,
-                            cert.not_valid_after_utc, issuer)
+                            cert.not_valid_after_utc, issuer, cert.serial_number)
 
 
 def parse_certificate_header(value: str) -> x509.Certificate:

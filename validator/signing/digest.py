@@ -52,13 +52,14 @@ def parse_digest(value: str) -> list[tuple[str, str]]:
     return out
 
 
-def _sha256_header(body: bytes) -> str:
+def sha256_header(body: bytes) -> str:
+    """The Digest value a client sends for ``body``: ``SHA-256=<base64>``."""
     return "SHA-256=" + base64.b64encode(hashlib.sha256(body).digest()).decode("ascii")
 
 
 def check_digest(value: str, body: bytes | None) -> list[DigestProblem]:
     """Problems with a Digest header value against ``body``. ``body=None`` checks the syntax only."""
-    if body is not None and value == _sha256_header(body):
+    if body is not None and value == sha256_header(body):
         return []  # the form clients send, exactly: well-formed, SHA-256, matching; nothing more to look at
     try:
         entries = parse_digest(value)
