@@ -1,10 +1,7 @@
 """Kind detection finds the kind a person meant (issue 7, item 1), and the accuracy tool stays at no silent miss."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -14,10 +11,10 @@ from validator.detect import detect_kind
 from validator.api import Validator
 from validator.rules.examples import spec_example
 from validator.spec import load_spec
+from tool_modules import load_tool
 
 SPEC = load_spec()
 VALIDATOR = Validator(today=SPEC.example_today)
-ROOT = Path(__file__).resolve().parents[2]
 SEPA = "createSepaCreditTransfer request rentToBerlin"
 BULK = "createBulkPayment request invoicesWithKid"
 LINKS = {"scaRedirect": {"href": "https://sca.bank.example.no/authorize?session=1", "verbs": ["GET"]}}
@@ -110,11 +107,7 @@ def test_a_valid_jsonl_line_gets_no_note_but_one_with_findings_does(tmp_path):
 
 
 def _accuracy_tool():
-    spec = importlib.util.spec_from_file_location("detection_accuracy", ROOT / "tools" / "detection_accuracy.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("detection_accuracy")
 
 
 def test_detection_accuracy_one_mistake_from_every_spec_example():

@@ -5,9 +5,6 @@ tools/detection_accuracy.py), and the caches stay bounded."""
 from __future__ import annotations
 
 import difflib
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,19 +12,15 @@ from validator import detect, suggest
 from validator.detect import detect_kind, kind_shapes
 from validator.rules.examples import spec_example
 from validator.spec import Spec, load_spec
+from tool_modules import load_tool
 
 SPEC = load_spec()
-ROOT = Path(__file__).resolve().parents[2]
 SEPA = "createSepaCreditTransfer request rentToBerlin"
 CACHES = ("detect_fit", "detect_key_scores", "detect_closest")
 
 
 def _accuracy_tool():
-    spec = importlib.util.spec_from_file_location("detection_accuracy", ROOT / "tools" / "detection_accuracy.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("detection_accuracy")
 
 
 def _cases() -> list:

@@ -2,29 +2,22 @@
 the invalid path (schema errors worded, findings placed in the text) must not change one of them."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from validator import Validator
 from validator.positions import PositionIndex
 from validator.spec import load_spec
+from tool_modules import load_tool
 
-ROOT = Path(__file__).resolve().parents[2]
 SPEC = load_spec()
 ENTRIES, ERRORS = 10_000, 1_000
 
 
 def _payloads_tool():
-    spec = importlib.util.spec_from_file_location("bench_payloads", ROOT / "tools" / "bench_payloads.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("bench_payloads")
 
 
 @pytest.fixture(scope="module")

@@ -2,15 +2,12 @@
 the five defect classes in turn, each broken line exactly the one error its class is about (kind detected)."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+from tool_modules import load_tool
 from validator import Validator
 from validator.spec import load_spec
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-
-from bench_payloads import Payloads, encoded  # noqa: E402
+_payloads = load_tool("bench_payloads")
+Payloads, encoded = _payloads.Payloads, _payloads.encoded
 
 SPEC = load_spec()
 EXPECTED_ERRORS = {
