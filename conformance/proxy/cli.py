@@ -39,15 +39,16 @@ def _server_class():
     return Server
 
 
-def serve(options, judging, host: str, sock: socket.socket, *, announce=None):
+def serve(options, judging, host: str, sock: socket.socket, *, announce=None, ssl_context=None):
     """Serve ``options`` on the bound socket ``sock`` until SIGINT/SIGTERM (or ``should_exit``); returns when every
     exchange in flight has finished. ``announce(server)`` is called with the server before it starts (tests stop it
-    through ``server.should_exit``)."""
+    through ``server.should_exit``). ``ssl_context``: the TLS towards an https upstream (its CAs, the TPP's client
+    certificate); the default CAs without it."""
     import uvicorn
 
     from .forward import ProxyApp, RawHeaders
 
-    app = ProxyApp(options, judging.submit, judging.ask if options.enforce else None)
+    app = ProxyApp(options, judging.submit, judging.ask if options.enforce else None, ssl_context=ssl_context)
     config = uvicorn.Config(app, host=host, http=RawHeaders, ws="none", lifespan="on", log_level="warning",
                             access_log=False, server_header=False, date_header=False, proxy_headers=False,
                             timeout_keep_alive=30, timeout_graceful_shutdown=int(options.limits.seconds) + 5,
@@ -87,8 +88,15 @@ def serve(options, judging, host: str, sock: socket.socket, *, announce=None):
               help="Bytes of each body the judge reads (the answer is forwarded whole; over this it is an "
                    "answer-too-large finding).")
 @click.option("--quiet", is_flag=True, help="No line per exchange on the terminal.")
+@click.option("--tls-cert", type=click.Path(dir_okay=False),
+              help="TLS client certificate (PEM; the TPP's QWAC) for the connections to an https upstream.")
+@click.option("--tls-key", type=click.Path(dir_okay=False), help="Its private key (PEM, unencrypted).")
+@click.option("--ca-bundle", type=click.Path(dir_okay=False),
+              help="Trust these CAs (PEM) for the upstream's certificate instead of the default ones.")
+@click.option("--insecure", is_flag=True,
+              help="Do not verify the upstream's certificate (a throwaway environment only).")
 def proxy(upstream, host, port, profile_path, log_path, record_path, enforce, report_dir, preserve_host,
-          request_timeout, max_response_bytes, quiet):
+          request_timeout, max_response_bytes, quiet, tls_cert, tls_key, ca_bundle, insecure):
     """A validating reverse proxy between a TPP and a bank: forwards every request and answer byte for byte and
     judges each exchange as it happens (client findings: the TPP's request; server findings: the bank's answer).
     Ctrl-C (SIGINT) or SIGTERM finishes the exchanges in flight, flushes the log and writes the report. Exit 0 when
@@ -108,6 +116,16 @@ def proxy(upstream, host, port, profile_path, log_path, record_path, enforce, re
         where = Upstream(upstream)
     except ValueError as exc:
         fail(str(exc))
+    ssl_context = None
+    if tls_cert or tls_key or ca_bundle or insecure:
+        from conformance.gate.tls import TlsConfigError, TlsOptions
+
+        if where.scheme != "https":
+            fail("--tls-cert, --tls-key, --ca-bundle and --insecure are for an https:// upstream")
+        try:
+            ssl_context = TlsOptions(tls_cert, tls_key, ca_bundle, insecure).context()
+        except TlsConfigError as exc:
+            fail(str(exc))
     profile = DEFAULT_PROFILE
     if profile_path:
         try:
@@ -137,7 +155,7 @@ def proxy(upstream, host, port, profile_path, log_path, record_path, enforce, re
     click.echo(f"obvalidate proxy: http://{shown}:{bound} -> {where.origin}{where.base_path}"
                f"{' (--enforce)' if enforce else ''}; Ctrl-C to stop", err=True)
     try:
-        serve(options, judging, host, sock)
+        serve(options, judging, host, sock, ssl_context=ssl_context)
     finally:
         tally = judging.close()
     written = report.write(tally, report_dir, upstream, enforce=enforce) if report_dir else []

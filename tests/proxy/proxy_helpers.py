@@ -28,7 +28,8 @@ class RunningProxy:
     the judge's queue is judged, the log flushed)."""
 
     def __init__(self, upstream: str, *, record: Path | None = None, enforce: bool = False,
-                 limits: Limits = Limits(), preserve_host: bool = False, profile: Profile = DEFAULT_PROFILE) -> None:
+                 limits: Limits = Limits(), preserve_host: bool = False, profile: Profile = DEFAULT_PROFILE,
+                 ssl_context=None) -> None:
         where = Upstream(upstream)
         self.options = ProxyOptions(upstream, limits, enforce=enforce, preserve_host=preserve_host, profile=profile)
         self._files = tempfile.TemporaryDirectory(prefix="obvalidate-proxy-test-")   # removed with this object
@@ -41,7 +42,7 @@ class RunningProxy:
         self.server = None
         self.tally = None
         self._thread = threading.Thread(target=serve, args=(self.options, self.judging, "127.0.0.1", self.sock),
-                                        kwargs={"announce": self._announce}, daemon=True)
+                                        kwargs={"announce": self._announce, "ssl_context": ssl_context}, daemon=True)
 
     def _announce(self, server) -> None:
         self.server = server
