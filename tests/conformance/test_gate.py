@@ -230,3 +230,17 @@ def test_workers_start_the_other_suites_after_the_resetting_ones_end(monkeypatch
     ended = [i for i, (what, suite) in enumerate(events) if what == "end" and suite in runner.RESETTING_SUITES]
     started = [i for i, (what, suite) in enumerate(events) if what == "start" and suite not in runner.RESETTING_SUITES]
     assert ended and started and max(ended) < min(started), events
+
+
+def test_a_second_run_against_the_same_sandbox_finds_nothing_the_first_did_not():
+    """A bank gates a persistent sandbox every night with the same seed: its earlier runs' bookings stay in the
+    accounts, and the lifecycle must find this run's booking alone (its remittance names the run)."""
+    from conformance.gate.runner import RunOptions, run
+
+    server = ReferenceServer().start()
+    try:
+        runs = [run(RunOptions(server.url, ("stateful",), seed=0, max_examples=1, checks=("stateful:lifecycle",)))
+                for _ in range(2)]
+    finally:
+        server.stop()
+    assert [describe(result) for result in runs] == ["(no findings)", "(no findings)"]
