@@ -357,8 +357,9 @@ class ProxyApp:
         limits = self.options.limits
         method = scope["method"]
         target, headers = self._request_line(scope)
-        framed = _header(headers, b"content-length") not in (None, b"0") or \
-            _header(headers, b"transfer-encoding") is not None
+        coding = _header(headers, b"transfer-encoding")
+        framed = coding is not None or _header(headers, b"content-length") not in (None, b"0")
+        chunked = coding is not None and b"chunked" in coding.lower()   # its pieces go upstream chunked again
         kept = bytearray()
         state = {"over": False}
 
@@ -404,9 +405,10 @@ class ProxyApp:
                     await self.submit(Exchange(index, recorded(), answer, _ms(started), judgement=judgement,
                                                answered_by="proxy", note="answered by the proxy (--enforce)"))
                     return
-        await self._forward(index, scope, send, method, target, headers, body, recorded, state, started)
+        await self._forward(index, scope, send, method, target, headers, chunked, body, recorded, state, started)
 
-    async def _forward(self, index, scope, send, method, target, headers, body, recorded, state, started) -> None:
+    async def _forward(self, index, scope, send, method, target, headers, chunked, body, recorded, state,
+                       started) -> None:
         limits = self.options.limits
         loop = asyncio.get_running_loop()
         spent = 0.0   # seconds the upstream took so far (waiting on the client is not counted)
@@ -421,7 +423,6 @@ class ProxyApp:
                 spent += loop.time() - began
 
         head = request_head(method.encode("ascii"), target, headers)
-        chunked = any(n.lower() == b"transfer-encoding" and b"chunked" in v.lower() for n, v in headers)
         holder = scope.get("extensions", {}).get(CONNECTION) or _Unpaired()
         holder.busy = True
         try:

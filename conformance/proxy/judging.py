@@ -246,6 +246,10 @@ class Judging:
                 self._send_gathered()
             elif self._gather_timer is None:
                 self._gather_timer = asyncio.get_running_loop().call_later(GATHER_SECONDS, self._send_gathered)
+        self._watch_pipe()
+
+    def _watch_pipe(self) -> None:
+        """While anything waits for the pipe, the serving loop writes it as soon as the pipe has room."""
         if self._waiting and self._writer_loop is None:
             self._writer_loop = asyncio.get_running_loop()
             self._writer_loop.add_writer(self._fd, self._flush)
@@ -262,9 +266,7 @@ class Judging:
             self._gathered.clear()
             self._gathered_bytes = 0
             self._write(data)
-            if self._waiting and self._writer_loop is None:
-                self._writer_loop = asyncio.get_running_loop()
-                self._writer_loop.add_writer(self._fd, self._flush)
+            self._watch_pipe()
 
     def _write(self, frame: bytes) -> None:
         """Write what the pipe takes now, in order; keep the rest."""

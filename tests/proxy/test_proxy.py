@@ -26,6 +26,7 @@ session's reads give it nothing to compare them with).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -263,22 +264,13 @@ def _safe(call):
 
 def test_sigint_finishes_flushes_reports_and_exits_1_with_findings(sandbox, tmp_path):
     upstream = sandbox(F.CREATED_200)
-    port = free_port()
-    command = [sys.executable, "-m", "validator", "proxy", "--upstream", upstream.url, "--port", str(port),
-               "--log", str(tmp_path / "log.jsonl"), "--record", str(tmp_path / "rec.har"),
-               "--report-dir", str(tmp_path / "report")]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        _wait_listening(port, process)
+    with proxy_command("--upstream", upstream.url, "--log", str(tmp_path / "log.jsonl"), "--record",
+                       str(tmp_path / "rec.har"), "--report-dir", str(tmp_path / "report")) as (process, port):
         tpp = client(f"http://127.0.0.1:{port}")
         assert tpp.call("createSepaCreditTransfer", body=sepa_body()).status_code == 200
         tpp.call("createSepaCreditTransfer", body=sepa_body("10.001"))
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert process.returncode == 1, err
     assert len(out.splitlines()) == 2 and "FAIL server: " in out.splitlines()[0]
     assert "2 exchanges" in err and "report:" in err
@@ -296,18 +288,11 @@ def test_sigint_finishes_flushes_reports_and_exits_1_with_findings(sandbox, tmp_
 
 def test_sigterm_with_nothing_wrong_exits_0(sandbox, tmp_path):
     upstream = sandbox()
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "validator", "proxy", "--upstream", upstream.url, "--port",
-                                str(port), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_listening(port, process)
+    with proxy_command("--upstream", upstream.url, "--quiet") as (process, port):
         assert client(f"http://127.0.0.1:{port}").call("createSepaCreditTransfer",
                                                         body=sepa_body()).status_code == 201
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert process.returncode == 0, err
     assert out == "" and "1 exchanges, 0 with findings" in err
 
@@ -342,25 +327,35 @@ def _peak_rss_mb(pid: int) -> float:
 def test_a_huge_answer_streams_through_in_bounded_memory():
     """200 MB through the proxy (a command, its own process): its peak RSS stays far below the answer's size."""
     size = 200 * 1000 * 1000
-    port = free_port()
-    with MisbehavingTarget(huge_body(size)) as target:
-        process = subprocess.Popen([sys.executable, "-m", "validator", "proxy", "--upstream", target.url, "--port",
-                                    str(port), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            _wait_listening(port, process)
-            received = 0
-            with httpx.stream("GET", f"http://127.0.0.1:{port}/big", timeout=60) as answer:
-                for piece in answer.iter_raw(1 << 20):
-                    received += len(piece)
-            peak = _peak_rss_mb(process.pid)
-            process.send_signal(signal.SIGINT)
-            _out, err = process.communicate(timeout=20)
-        finally:
-            if process.poll() is None:
-                process.kill()
+    with MisbehavingTarget(huge_body(size)) as target, \
+            proxy_command("--upstream", target.url, "--quiet") as (process, port):
+        received = 0
+        with httpx.stream("GET", f"http://127.0.0.1:{port}/big", timeout=60) as answer:
+            for piece in answer.iter_raw(1 << 20):
+                received += len(piece)
+        peak = _peak_rss_mb(process.pid)
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=20)
     assert received == size
     assert peak < 150, f"peak RSS {peak:.0f} MB forwarding {size / 1e6:.0f} MB"
     assert process.returncode == 1 and "1 with findings" in err   # over the judge's cap: answer-too-large
+
+
+@contextlib.contextmanager
+def proxy_command(*arguments: str):
+    """``obvalidate proxy ARGUMENTS`` as a command, a process of its own on a free port: ``(process, port)`` once it
+    listens; killed at the end if the test did not end it."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "validator", "proxy", "--port", str(port), *arguments],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        _wait_listening(port, process)
+        yield process, port
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=10)   # its pipes closed
 
 
 def _wait_listening(port: int, process: subprocess.Popen) -> None:
@@ -396,11 +391,7 @@ def _running(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="processes found through /proc (Linux)")
 def test_the_judging_process_ends_when_the_proxy_is_killed(sandbox):
     upstream = sandbox()
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "validator", "proxy", "--upstream", upstream.url, "--port",
-                                str(port), "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_listening(port, process)
+    with proxy_command("--upstream", upstream.url, "--quiet") as (process, _port):
         judges = _children(process.pid)
         assert judges, "the judge runs in a process of its own"
         process.kill()
@@ -409,6 +400,3 @@ def test_the_judging_process_ends_when_the_proxy_is_killed(sandbox):
         while any(_running(pid) for pid in judges):
             assert time.monotonic() < deadline, "the judging process outlived the proxy"
             time.sleep(0.1)
-    finally:
-        if process.poll() is None:
-            process.kill()

@@ -86,6 +86,13 @@ class TppCallback(LoopbackSite):
         self.reached.set()
 
 
+def _eur_payment(amount: str, debtor: dict) -> dict:
+    """A SEPA credit transfer of ``amount`` EUR from the sandbox account ``debtor`` to CREDITOR."""
+    return {"instructedAmount": {"amount": amount, "currency": "EUR"}, "creditorName": CREDITOR,
+            "creditorAccount": {"iban": "DE89370400440532013000", "currency": "EUR"},
+            "debtorAccount": {"iban": debtor["iban"], "currency": "EUR"}}
+
+
 def rendered_form_problems(png: bytes) -> list[str]:
     """What says the screenshot is not the rendered form: wrong size, (nearly) one colour, no button."""
     image = Image.open(io.BytesIO(png)).convert("RGB")
@@ -106,10 +113,7 @@ def test_psu_authorises_a_payment_in_headless_chromium(serve, identities, tmp_pa
     executable = chromium_executable()
     server = serve("sca")
     debtor = testdata.EUR_ACCOUNT
-    body = {"instructedAmount": {"amount": "1234.50", "currency": "EUR"}, "creditorName": CREDITOR,
-            "creditorAccount": {"iban": "DE89370400440532013000", "currency": "EUR"},
-            "debtorAccount": {"iban": debtor["iban"], "currency": "EUR"},
-            "remittanceInformationUnstructured": "Husleie desember"}
+    body = {**_eur_payment("1234.50", debtor), "remittanceInformationUnstructured": "Husleie desember"}
     with TppCallback() as tpp_site, SignedClient(server.url, identities["A"]) as tpp:
         created = tpp.call("createSepaCreditTransfer", body=body)
         assert created.status_code == 201, created.text
@@ -176,9 +180,7 @@ def test_the_sca_page_is_not_shown_in_another_site_s_frame_nor_takes_its_form(se
     executable = chromium_executable()
     server = serve("sca-frames")
     debtor = testdata.EUR_ACCOUNT
-    body = {"instructedAmount": {"amount": "99.00", "currency": "EUR"}, "creditorName": CREDITOR,
-            "creditorAccount": {"iban": "DE89370400440532013000", "currency": "EUR"},
-            "debtorAccount": {"iban": debtor["iban"], "currency": "EUR"}}
+    body = _eur_payment("99.00", debtor)
     pages: dict[str, str] = {}
     with AnotherSite(pages) as site, SignedClient(server.url, identities["A"]) as tpp:
         created = tpp.call("createSepaCreditTransfer", body=body)
