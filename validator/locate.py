@@ -106,6 +106,12 @@ def _escaped(token: str) -> str:
     return found
 
 
+def encode_pattern(pattern: tuple) -> tuple:
+    """A path pattern as plain data (a property name as itself, 0 for every item, 1 for every map value): how the
+    generated rule passes (validator/compiled.py) name their places."""
+    return tuple(0 if step is ITEMS else 1 if step is VALUES else step for step in pattern)
+
+
 def iter_values(payload: Any, pattern: tuple, prefix: str = "") -> list[tuple[str, Any]]:
     """(pointer, value) for every place in ``payload`` matching ``pattern``; absent places are skipped.
 

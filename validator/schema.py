@@ -281,9 +281,10 @@ class SchemaChecker:
             return
         yield from self.detailed_issues(payload)
 
-    def limited_issues(self, payload: Any, limit: int) -> tuple[list[SchemaIssue], int]:
-        """At most ``limit`` issues, and how many more there are (counted, not worded)."""
-        if self.is_valid(payload):
+    def limited_issues(self, payload: Any, limit: int, *, valid: bool | None = None) -> tuple[list[SchemaIssue], int]:
+        """At most ``limit`` issues, and how many more there are (counted, not worded); ``valid``: what
+        :meth:`is_valid` answered for this payload, when the caller asked it already."""
+        if self.is_valid(payload) if valid is None else valid:
             return [], 0
         return self._issues(payload, limit)
 

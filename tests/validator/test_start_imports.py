@@ -32,7 +32,8 @@ OWN_START = {
     "reading the input": {"validator.jsonload", "validator.records", "validator.cache"},
     "the spec, kinds and the compiled visit of the rules": {
         "validator.spec", "validator.api", "validator.engine", "validator.detect", "validator.suggest",
-        "validator.locate", "validator.schema", "validator.request", "validator.request.shape"},
+        "validator.locate", "validator.schema", "validator.request", "validator.request.shape",
+        "validator.compiled"},
     "the rules of a payload (loaded together: the catalogue is one)": {
         "validator.rules", "validator.rules.load_all", "validator.rules.accounts", "validator.rules.amounts",
         "validator.rules.baskets", "validator.rules.dates", "validator.rules.engine_rules", "validator.rules.errors",
