@@ -7,7 +7,7 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from validator.jsonload import _TOO_LONG, _bounded_lines, block_lines, jsonl_blocks, jsonl_lines
+from validator.jsonload import _TOO_LONG, _bounded_lines, block_lines, jsonl_blocks, jsonl_lines, span_blocks, span_lines
 
 
 def line_by_line(data: bytes, max_bytes: int) -> list[tuple[int, bytes | None]]:
@@ -45,6 +45,26 @@ def test_blocks_give_the_lines_of_line_by_line_reading(parts, max_bytes, block_b
     data = b"".join(parts)
     assert by_blocks(data, max_bytes, block_bytes) == line_by_line(data, max_bytes)
     assert list(jsonl_lines(io.BytesIO(data), max_bytes)) == line_by_line(data, max_bytes)
+
+
+def by_spans(data: bytes, max_bytes: int, block_bytes: int, span_bytes: int) -> list[tuple[int, bytes | None]]:
+    """What --jobs workers read of a file cut into byte ranges: each the lines beginning in its range, numbered from
+    the line ends counted in the ranges before it."""
+    out, line = [], 1
+    for start in range(0, len(data), span_bytes):
+        stream = io.BytesIO(data)
+        first, stop, newlines = span_lines(stream, start, start + span_bytes)
+        for number, block in span_blocks(stream, first, stop, line, max_bytes, block_bytes):
+            out.extend([(number, None)] if block is None else block_lines(block, number))
+        line += newlines
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(LINE_BYTES, st.integers(1, 12), st.integers(1, 16), st.integers(1, 20))
+def test_byte_ranges_give_the_lines_of_line_by_line_reading(parts, max_bytes, block_bytes, span_bytes):
+    data = b"".join(parts)
+    assert by_spans(data, max_bytes, block_bytes, span_bytes) == line_by_line(data, max_bytes)
 
 
 def test_each_block_holds_whole_lines_and_numbers_its_first():

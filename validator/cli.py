@@ -133,11 +133,12 @@ class Unit:
     size: int = 0
     block: bytes | None = None
     first_line: int = 1
+    span: tuple[int, int] | None = None  # bytes [start, end) of the JSONL file ``path``: its lines starting there
 
     @property
     def whole_input(self) -> bool:
         """A file or standard input as one document, not JSONL lines."""
-        return self.block is None and not self.lines
+        return self.block is None and not self.lines and self.span is None
 
 
 def _is_jsonl(path: str) -> bool:
@@ -188,10 +189,15 @@ def _batch_bytes(total: int | None, jobs: int) -> int:
     return max(BATCH_BYTES_MIN, min(BATCH_BYTES_MAX, total // (32 * jobs)))
 
 
-def _units(paths: list[str], max_bytes: int, batch_bytes: int) -> Iterator[Unit]:
+def _units(paths: list[str], max_bytes: int, batch_bytes: int, spans: bool = False) -> Iterator[Unit]:
+    """What there is to validate; ``spans``: a JSONL file as byte ranges its workers read themselves (--jobs)."""
     for p in paths:
         if p == "-":
             yield from _stdin_units(max_bytes, batch_bytes)
+        elif spans and _is_jsonl(p):
+            size = _input_size(p) or 0
+            for start in range(0, size, batch_bytes):
+                yield Unit(p, path=p, span=(start, min(start + batch_bytes, size)), size=min(batch_bytes, size - start))
         elif _is_jsonl(p):
             with open(p, "rb") as fh:
                 yield from _jsonl_units(p, fh, max_bytes, batch_bytes)
@@ -269,12 +275,14 @@ def _make_validator(settings: dict):
 
 def _init_worker(settings: dict) -> None:
     global _WORKER
-    _WORKER = (_make_validator(settings), settings.get("kind"))
+    _WORKER = (_make_validator(settings), settings.get("kind"), settings)
 
 
 def _run_unit(unit: Unit, validator=None, kind=None) -> list:
     if validator is None:
-        validator, kind = _WORKER
+        validator, kind, _settings = _WORKER
+    if unit.span is not None:
+        return _run_span(unit, validator, kind)
     if unit.block is not None:
         from .jsonload import block_lines
 
@@ -289,6 +297,47 @@ def _run_unit(unit: Unit, validator=None, kind=None) -> list:
         return validator.validate_path(unit.path, kind)
     except OSError as exc:
         raise click.FileError(unit.path, hint=exc.strerror or str(exc)) from None
+
+
+def _run_span(unit: Unit, validator, kind) -> list:
+    """The reports of the lines of a JSONL file's span (see _first_lines), read here."""
+    from .jsonload import block_lines, span_blocks
+
+    reports: list = []
+    try:
+        with open(unit.path, "rb") as stream:
+            for first, block in span_blocks(stream, *unit.span, unit.first_line, validator.max_bytes, BATCH_BYTES_SEQUENTIAL):
+                if block is None:  # longer than the limit, never read
+                    reports.append(validator.validate_line(None, kind, f"{unit.source}:{first}"))
+                else:
+                    reports.extend(validator.validate_line(line, kind, f"{unit.source}:{lineno}")
+                                   for lineno, line in block_lines(block, first))
+    except OSError as exc:
+        raise click.FileError(unit.path, hint=exc.strerror or str(exc)) from None
+    return reports
+
+
+def _span_lines(unit: Unit) -> tuple[int, int, int]:
+    from .jsonload import span_lines
+
+    try:
+        with open(unit.path, "rb") as stream:
+            return span_lines(stream, *unit.span)
+    except OSError as exc:
+        raise click.FileError(unit.path, hint=exc.strerror or str(exc)) from None
+
+
+def _first_lines(units: list[Unit], pool) -> list[Unit]:
+    """Each JSONL span where its lines begin and end and the number of its first line: the workers count the line
+    ends of their spans (one C-speed pass over the file), the numbers are their running sums per file."""
+    spans = [n for n, unit in enumerate(units) if unit.span is not None]
+    counted = pool.map(_span_lines, [units[n] for n in spans], chunksize=1)
+    line: dict[str, int] = {}
+    for n, (first, stop, newlines) in zip(spans, counted):
+        unit = units[n]
+        units[n] = unit._replace(span=(first, stop), first_line=line.get(unit.path, 1))
+        line[unit.path] = line.get(unit.path, 1) + newlines
+    return units
 
 
 # ------------------------------------------------------------------ validate
@@ -312,7 +361,7 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
     its first line is a JSON value on its own and more lines follow). On a terminal, a progress line on
     standard error follows the bytes validated."""
     from .context import ConfigError, parse_day, parse_instant
-    from .formats import render
+    from .formats import PART_FORMATS, merge_summaries, render, render_parts, summarize
 
     settings = {
         "kind": kind, "context": context_file, "profile": profile_file, "today": today, "now": now,
@@ -341,28 +390,37 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
     sizes = [_input_size(p) for p in inputs]
     total = None if None in sizes else sum(sizes)
     parallel = _use_workers(inputs, total, jobs)
-    units = _units(inputs, max_bytes, _batch_bytes(total, jobs if parallel else 1))
+    # With workers, a format made of its inputs' parts is rendered by them, each its own part (and a JSONL file is
+    # read by them, each its own byte ranges): the main process only joins the parts.
+    parts = parallel and fmt in PART_FORMATS
+    settings.update(fmt=fmt if parts else None, color=_color(output), quiet=quiet)
+    units = _units(inputs, max_bytes, _batch_bytes(total, jobs if parallel else 1), spans=parallel)
     progress = Progress(total) if _stderr_is_terminal() and not quiet else None
     try:
-        reports = _validate_units(units, validator, kind, settings, jobs if parallel else 1, progress)
+        done = _validate_units(units, validator, kind, settings, jobs if parallel else 1, progress)
     finally:
         if progress:
             progress.close()
-    if not reports:
+    if parts:
+        text = render_parts(done, fmt, tool_version=__version__)
+        summary = merge_summaries(part_summary for _part, part_summary in done)
+    else:
+        summary = summarize(done)
+    if not summary["inputs"]:
         raise InputError(f"nothing to validate: {', '.join(paths)} holds no payload")
-    text = render(reports, fmt, catalogue=validator.catalogue, tool_version=__version__, color=_color(output), quiet=quiet)
+    if not parts:
+        text = render(done, fmt, catalogue=validator.catalogue, tool_version=__version__, color=_color(output), quiet=quiet)
     if output:
         try:
             Path(output).write_text(text, encoding="utf-8")
         except OSError as exc:
             raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
-        from .formats import summarize, summary_line
+        from .formats import summary_line
 
-        click.echo(f"{output}: {summary_line(summarize(reports))}", err=True)
+        click.echo(f"{output}: {summary_line(summary)}", err=True)
     else:
         click.echo(text, nl=False)
-    failing = {"error"} if fail_on == "error" else {"error", "warning"}
-    if any(f.severity in failing for r in reports for f in r.findings):
+    if summary["errors"] or (fail_on == "warning" and summary["warnings"]):
         sys.exit(EXIT_FINDINGS)
 
 
@@ -381,23 +439,34 @@ def _validate_units(units: Iterator[Unit], validator, kind, settings, jobs: int,
         return reports
     import multiprocessing
 
-    # Unordered, so the progress line moves as each batch ends; the reports are put back in input order.
+    # Unordered, so the progress line moves as each batch ends; the reports (or parts) are put back in input order.
     done: dict[int, list] = {}
     with multiprocessing.get_context("spawn" if sys.platform == "win32" else "fork").Pool(
         jobs, initializer=_init_worker, initargs=(settings,)
     ) as pool:
         if progress:
             progress.start()
-        for index, size, batch in pool.imap_unordered(_run_numbered_unit, enumerate(units), chunksize=1):
+        units = _first_lines(list(units), pool)
+        for index, size, inputs, batch in pool.imap_unordered(_run_numbered_unit, enumerate(units), chunksize=1):
             done[index] = batch
             if progress:
-                progress.advance(size, len(batch))
+                progress.advance(size, inputs)
+    if settings.get("fmt"):
+        return [done[index] for index in sorted(done)]
     return [report for index in sorted(done) for report in done[index]]
 
 
-def _run_numbered_unit(numbered: tuple[int, Unit]) -> tuple[int, int, list]:
+def _run_numbered_unit(numbered: tuple[int, Unit]) -> tuple[int, int, int, object]:
+    """A worker's share: its reports, or with a format of parts (settings["fmt"]) the part they make and their summary."""
     index, unit = numbered
-    return index, unit.size, _run_unit(unit)
+    reports = _run_unit(unit)
+    settings = _WORKER[2]
+    if settings.get("fmt"):
+        from .formats import render_part
+
+        return index, unit.size, len(reports), render_part(reports, settings["fmt"], color=settings["color"],
+                                                           quiet=settings["quiet"])
+    return index, unit.size, len(reports), reports
 
 
 def _stderr_is_terminal() -> bool:

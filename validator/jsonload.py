@@ -931,6 +931,65 @@ def block_lines(block: bytes, first: int) -> Iterator[tuple[int, bytes]]:
             yield lineno, line
 
 
+# ---- a JSONL file read in byte ranges (--jobs: each worker reads its own) ----
+def line_start(stream: BinaryIO, offset: int) -> int:
+    """Where the first line starting at or after ``offset`` of a seekable binary stream begins (its end if none)."""
+    size = stream.seek(0, io.SEEK_END)
+    if offset <= 0 or offset >= size:
+        return max(0, min(offset, size))
+    stream.seek(offset - 1)
+    if stream.read(1) == b"\n":
+        return offset
+    while True:  # the rest of the line that offset cuts, read in bounded pieces
+        piece = stream.readline(1 << 20)
+        if not piece or piece.endswith(b"\n"):
+            return stream.tell()
+
+
+def span_lines(stream: BinaryIO, start: int, end: int) -> tuple[int, int, int]:
+    """The lines beginning in bytes [start, end) of a seekable JSONL stream: (where the first begins, where the last
+    ends, the line ends between). Spans cut at consecutive offsets cover the stream, each line in exactly one."""
+    first, stop = line_start(stream, start), line_start(stream, end)
+    stream.seek(first)
+    newlines, left = 0, stop - first
+    while left > 0:
+        chunk = stream.read(min(left, 1 << 20))
+        if not chunk:
+            break
+        newlines += chunk.count(b"\n")
+        left -= len(chunk)
+    return first, stop, newlines
+
+
+class _Span:
+    """``read`` and ``readline`` of a binary stream up to an offset: the stream ends there."""
+
+    __slots__ = ("stream", "left")
+
+    def __init__(self, stream: BinaryIO, stop: int):
+        self.stream = stream
+        self.left = stop - stream.tell()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(self.left if size < 0 else min(size, self.left))
+        self.left -= len(data)
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        data = self.stream.readline(self.left if size < 0 else min(size, self.left))
+        self.left -= len(data)
+        return data
+
+
+def span_blocks(stream: BinaryIO, first: int, stop: int, first_line: int, max_bytes: int = DEFAULT_MAX_BYTES,
+                block_bytes: int = JSONL_BLOCK_BYTES) -> Iterator[tuple[int, bytes | None]]:
+    """:func:`jsonl_blocks` of bytes [first, stop) of a seekable stream (a span of :func:`span_lines`), whose first
+    line is line ``first_line`` of the stream."""
+    stream.seek(first)
+    for lineno, block in jsonl_blocks(_Span(stream, stop), max_bytes, block_bytes):  # type: ignore[arg-type]
+        yield lineno + first_line - 1, block
+
+
 def _is_binary(stream: Any) -> bool:
     mode = getattr(stream, "mode", None)
     if isinstance(mode, str):

@@ -87,3 +87,24 @@ def test_ndjson_output_file_and_stdin_equal_line_by_line_reading(tmp_path, small
     piped = CliRunner().invoke(cli.main, [*args, "-"], input=data)
     assert piped.exit_code == 1
     assert piped.stdout == expected(data, "-", "text")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("fail_on,exit_code", [("error", 0), ("warning", 1)])
+def test_workers_parts_give_the_summary_and_exit_code(tmp_path, small_blocks, fmt, fail_on, exit_code):
+    base = spec_example(SPEC, "createSepaCreditTransfer request rentToBerlin")
+    lines = []
+    for i in range(120):
+        p = copy.deepcopy(base)
+        p["endToEndIdentification"] = f"E2E-{i:08d}"
+        if i % 9 == 4:
+            p["creditorNickname"] = "Ola"  # a warning only: unknown-property
+        lines.append(json.dumps(p).encode())
+    path = tmp_path / "warnings.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    out = tmp_path / "report"
+    args = ["--today", TODAY, "--format", fmt, "--jobs", "2", "--fail-on", fail_on, "-o", str(out), str(path)]
+    result = CliRunner().invoke(cli.main, args)
+    assert result.exit_code == exit_code, result.output
+    assert out.read_text(encoding="utf-8") == expected(path.read_bytes(), str(path), fmt)
+    assert result.stderr.strip() == f"{out}: 120 inputs: 120 valid, 0 invalid \u2014 0 errors, 26 warnings"

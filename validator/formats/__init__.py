@@ -54,6 +54,10 @@ __all__ = [
     "display_pointer",
     "kind_note",
     "has_line",
+    "PART_FORMATS",
+    "render_part",
+    "render_parts",
+    "merge_summaries",
 ]
 
 FORMATS = ("text", "json", "junit", "sarif", "github")
@@ -235,6 +239,37 @@ def render(
     return module.render(
         list(reports), catalogue=catalogue, tool_version=tool_version, color=color, quiet=quiet
     )
+
+
+# Formats whose document is its inputs' parts in order and a summary: a worker of --jobs renders the part of the
+# inputs it checked, the main process only joins the parts (render_parts), byte for byte what render gives.
+PART_FORMATS = ("text", "json")
+
+
+def render_part(reports: Sequence[Report], fmt: str, *, color: bool = False, quiet: bool = False) -> tuple[str, dict]:
+    """The part of a ``fmt`` document (one of :data:`PART_FORMATS`) that ``reports`` make, and their summary."""
+    module = importlib.import_module(f"{__name__}.{_MODULES[fmt]}")
+    return module.render_part(list(reports), color=color, quiet=quiet), summarize(reports)
+
+
+def render_parts(parts: Sequence[tuple[str, dict]], fmt: str, *, tool_version: str) -> str:
+    """The ``fmt`` document of parts from :func:`render_part`, in input order: what :func:`render` gives for all
+    their reports."""
+    module = importlib.import_module(f"{__name__}.{_MODULES[fmt]}")
+    return module.join_parts([text for text, _summary in parts], merge_summaries(summary for _text, summary in parts),
+                             tool_version=tool_version)
+
+
+def merge_summaries(summaries) -> dict:
+    """The summary of all inputs of several :func:`summarize` results."""
+    merged = {"inputs": 0, "valid": 0, "invalid": 0, "errors": 0, "warnings": 0}
+    by_rule: dict[str, int] = {}
+    for summary in summaries:
+        for key in merged:
+            merged[key] += summary[key]
+        for rule, count in summary["by_rule"].items():
+            by_rule[rule] = by_rule.get(rule, 0) + count
+    return {**merged, "by_rule": dict(sorted(by_rule.items()))}
 
 
 def needs_candidates_note(report: Report) -> bool:

@@ -35,9 +35,20 @@ def render(
     color: bool = False,
     quiet: bool = False,
 ) -> str:
-    document = {
-        "results": [report.as_dict() for report in reports],
-        "summary": summarize(reports),
-        "tool": {"name": TOOL_NAME, "version": tool_version},
-    }
-    return dumps(document) + "\n"
+    return join_parts([render_part(reports)], summarize(reports), tool_version=tool_version)
+
+
+def render_part(reports: Sequence[Report], *, color: bool = False, quiet: bool = False) -> str:
+    """The members of ``results`` that ``reports`` make, as they stand in the document (indented by 4); "" for none."""
+    if not reports:
+        return ""
+    # dumps of the list: "[\n  {...\n  }\n]"; a line break is only ever between tokens (strings escape theirs)
+    return "  " + dumps([report.as_dict() for report in reports])[2:-2].replace("\n", "\n  ")
+
+
+def join_parts(parts: Sequence[str], summary: Mapping, *, tool_version: str) -> str:
+    document = dumps({"results": [], "summary": summary, "tool": {"name": TOOL_NAME, "version": tool_version}})
+    results = ",\n".join(part for part in parts if part)
+    if results:  # "results" is the document's first member
+        document = document.replace('"results": []', '"results": [\n' + results + "\n  ]", 1)
+    return document + "\n"

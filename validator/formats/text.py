@@ -79,6 +79,11 @@ def render(
     color: bool = False,
     quiet: bool = False,
 ) -> str:
+    return join_parts([render_part(reports, color=color, quiet=quiet)], summarize(reports), tool_version=tool_version)
+
+
+def render_part(reports: Sequence[Report], *, color: bool = False, quiet: bool = False) -> str:
+    """The lines of ``reports`` (no summary); :func:`join_parts` joins parts."""
     lines: list[str] = []
     for report in reports:
         if not report.findings and not report.candidates and has_line(report.source):
@@ -90,5 +95,8 @@ def render(
             if quiet and finding.severity != ERROR:
                 continue
             lines.append(finding_line(report.source, finding, color=color))
-    lines.append(summary_line(summarize(reports)))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
+
+
+def join_parts(parts: Sequence[str], summary: Mapping, *, tool_version: str) -> str:
+    return "\n".join([part for part in parts if part] + [summary_line(summary)]) + "\n"
