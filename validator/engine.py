@@ -404,6 +404,13 @@ class PayloadValidator:
         make_finding = self._finding
 
         def visit(node: Visit, value: Any, pointer: str) -> None:
+            accept = node.accept
+            if accept is not None:  # an array's item: its compiled pass (validator/compiled.py) says whether any rule finds something
+                try:
+                    if accept(value, ctx):
+                        return
+                except Exception:  # noqa: BLE001 - walked as usual: a failing rule becomes its finding
+                    pass
             for check, at, rule in node.calls:
                 try:
                     for issue in check(value, ctx, at):
@@ -562,20 +569,21 @@ class PayloadValidator:
 
     def _accepts(self, payload: Any, kind: Kind, ctx: RuleContext) -> bool:
         """The kind's compiled rule pass: True only when no rule (of those the profile keeps) finds anything."""
-        accept = self._passes.get(kind.name, _UNBOUND)
-        if accept is _UNBOUND:
-            accept = self._passes[kind.name] = self._bind_pass(kind)
-        if accept is None:
+        passes = self._passes.get(kind.name, _UNBOUND)
+        if passes is _UNBOUND:
+            passes = self._passes[kind.name] = self._bind_pass(kind)
+        if passes is None:
             return False
         try:
-            return accept(payload, ctx)
+            return passes[()](payload, ctx)
         except Exception:  # noqa: BLE001 - the general walk turns a failing rule into its finding
             return False
 
-    def _bind_pass(self, kind: Kind):
-        """The generated pass of ``kind`` given each site's rule function (a no-op for a rule the profile switched
-        off, which the general walk never runs) and location; None when the generated file does not match the
-        rules and places of this spec (then it is stale: tools/compile_spec.py regenerates it)."""
+    def _bind_pass(self, kind: Kind) -> dict[tuple, Any] | None:
+        """The generated passes of ``kind`` (encoded pattern -> pass: the whole payload's at ``()``, each array's
+        items') given each site's rule function (a no-op for a rule the profile switched off, which the general walk
+        never runs) and location; None when the generated file does not match the rules and places of this spec
+        (then it is stale: tools/compile_spec.py regenerates it)."""
         from . import compiled
 
         generated = compiled.KINDS.get(kind.name)
@@ -603,7 +611,28 @@ class PayloadValidator:
                     at = Location(plan.layout.objects.get(pattern), target)
                     by_pattern.setdefault(pattern, []).append((rule.check, at, rule))
             cached = self._visits[kind.name] = compile_visit(by_pattern)
+            if self.compiled_pass:
+                self._attach_item_passes(cached, kind)
         return cached
+
+    def _attach_item_passes(self, root: Visit, kind: Kind) -> None:
+        """Each array's items in the visit get the compiled pass of their place: the walk skips an item it accepts."""
+        passes = self._passes.get(kind.name, _UNBOUND)
+        if passes is _UNBOUND:
+            passes = self._passes[kind.name] = self._bind_pass(kind)
+        for pattern, accept in (passes or {}).items():
+            node: Visit | None = root
+            for step in pattern:
+                if node is None:
+                    break
+                if step == 0 and type(step) is int:
+                    node = node.items
+                elif step == 1 and type(step) is int:
+                    node = node.values
+                else:
+                    node = next((child for name, _token, child in node.members if name == step), None)
+            if pattern and node is not None:
+                node.accept = accept
 
     def _omitted_finding(self, limit: "_FindingLimit") -> Finding:
         rule = self.catalogue[FINDINGS_LIMITED]

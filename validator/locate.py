@@ -147,13 +147,16 @@ class Visit:
     ``calls`` is whatever the caller attached to the pattern ending here; ``members`` are
     (property name, escaped pointer token, next place)."""
 
-    __slots__ = ("calls", "members", "items", "values")
+    __slots__ = ("calls", "members", "items", "values", "accept")
 
     def __init__(self, calls: list, members: list, items: Visit | None = None, values: Visit | None = None):
         self.calls = calls
         self.members = members
         self.items = items
         self.values = values
+        # For an array's items: ``accept(value, ctx)`` True when no rule finds anything in the item (the payload
+        # engine's compiled pass of the place), so the walk skips it; None: always walked.
+        self.accept = None
 
 
 def compile_visit(patterns: dict[tuple, list]) -> Visit:

@@ -157,6 +157,18 @@ def test_the_benchmarks_bulks(errors):
     same_reports(json.dumps(payload, indent=2).encode(), None, raw=True)
 
 
+@pytest.mark.parametrize("errors", [0, 100], ids=["valid", "invalid"])
+def test_the_benchmarks_bulks_checked_one_entry_at_a_time(errors):
+    gen = _payloads.Payloads(seed=23, spec=SPEC)
+    payload = gen.broken_bulk(1_000, errors) if errors else gen.bulk(1_000)
+    streamed = {}
+    for name in ("default", "promoted"):
+        streamed[name] = _pair(PROFILES[name])
+        for validator in streamed[name]:
+            validator.stream_bytes = 1  # the entries streamed, whatever the size
+    same_reports(_payloads.encoded(payload), "bulk-payment", raw=True, pairs=streamed)
+
+
 def test_the_invalid_bulk_of_ten_thousand_entries():
     payload = _payloads.Payloads(seed=22, spec=SPEC).broken_bulk(10_000, 1_000)
     same_reports(_payloads.encoded(payload), "bulk-payment", raw=True, pairs={"default": PAIRS["default"]})
