@@ -23,12 +23,18 @@ TODAY = SPEC.example_today
 MAX_BYTES = 2000
 
 
-def mixed_jsonl() -> bytes:
+def numbered_sepa(count: int):
+    """(n, a distinct SEPA payload) for n below ``count``: the spec's example, its endToEndIdentification numbered."""
     base = spec_example(SPEC, "createSepaCreditTransfer request rentToBerlin")
-    lines = []
-    for i in range(240):
+    for i in range(count):
         p = copy.deepcopy(base)
         p["endToEndIdentification"] = f"E2E-{i:08d}"
+        yield i, p
+
+
+def mixed_jsonl() -> bytes:
+    lines = []
+    for i, p in numbered_sepa(240):
         if i % 7 == 3:
             p["instructedAmount"]["amount"] = "-1.00"  # a rule finding
         if i % 11 == 5:
@@ -92,11 +98,8 @@ def test_ndjson_output_file_and_stdin_equal_line_by_line_reading(tmp_path, small
 @pytest.mark.parametrize("fmt", ["text", "json"])
 @pytest.mark.parametrize("fail_on,exit_code", [("error", 0), ("warning", 1)])
 def test_workers_parts_give_the_summary_and_exit_code(tmp_path, small_blocks, fmt, fail_on, exit_code):
-    base = spec_example(SPEC, "createSepaCreditTransfer request rentToBerlin")
     lines = []
-    for i in range(120):
-        p = copy.deepcopy(base)
-        p["endToEndIdentification"] = f"E2E-{i:08d}"
+    for i, p in numbered_sepa(120):
         if i % 9 == 4:
             p["creditorNickname"] = "Ola"  # a warning only: unknown-property
         lines.append(json.dumps(p).encode())
