@@ -48,7 +48,7 @@ def mixed_jsonl() -> bytes:
     return text + b"\n\n" + lines[1]  # a blank line, then a last line without a newline
 
 
-def expected(data: bytes, source: str, fmt: str) -> str:
+def expected(data: bytes, source: str, fmt: str, quiet: bool = False) -> str:
     """The report of reading the bytes line by line (the reader the blocks replace) and validating each line."""
     validator = Validator(today=TODAY, max_bytes=MAX_BYTES)
     reports = []
@@ -57,7 +57,7 @@ def expected(data: bytes, source: str, fmt: str) -> str:
             reports.append(validator.validate_line(None, None, f"{source}:{lineno}"))
         elif line.rstrip(b"\r\n").strip(b" \t\r"):
             reports.append(validator.validate_line(line.rstrip(b"\r\n"), None, f"{source}:{lineno}"))
-    return render(reports, fmt, catalogue=validator.catalogue, tool_version=__version__)
+    return render(reports, fmt, catalogue=validator.catalogue, tool_version=__version__, quiet=quiet)
 
 
 @pytest.fixture
@@ -78,6 +78,17 @@ def test_reports_equal_line_by_line_reading_with_one_or_two_processes(tmp_path, 
     assert result.exit_code == 1, result.output
     assert result.stdout == expected(data, str(path), fmt)
     assert "json-too-large" in result.stdout and "json-syntax" in result.stdout
+
+
+def test_quiet_text_with_two_processes(tmp_path, small_blocks):
+    data = mixed_jsonl()
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(data)
+    args = ["--today", TODAY, "--max-bytes", str(MAX_BYTES), "--quiet", "--jobs", "2", str(path)]
+    result = CliRunner().invoke(cli.main, args)
+    assert result.exit_code == 1, result.output
+    assert result.stdout == expected(data, str(path), "text", quiet=True)
+    assert " warning " not in result.stdout and " error " in result.stdout
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
