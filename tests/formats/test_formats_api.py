@@ -6,12 +6,16 @@ from formats_fixtures import CATALOGUE, TOOL_VERSION, Rule, make_reports
 from validator.findings import ERROR, WARNING, Finding, Report
 from validator.formats import (
     FORMATS,
+    PART_FORMATS,
     FallbackRule,
     Origin,
     RuleInfo,
     code_label,
     display_pointer,
+    merge_summaries,
     render,
+    render_part,
+    render_parts,
     rule_info,
     split_source,
     summarize,
@@ -115,3 +119,16 @@ def test_origin_file_line():
     assert Origin("f.json").file_line(4) == 4
     assert Origin("f.json").file_line(None) is None
     assert Origin(None).stdin and not Origin("f").stdin
+
+
+@pytest.mark.parametrize("fmt", PART_FORMATS)
+@pytest.mark.parametrize("quiet,color", [(False, False), (True, False), (False, True)])
+def test_parts_joined_are_the_whole_document_wherever_the_inputs_are_cut(fmt, quiet, color):
+    # --jobs workers render their own inputs' part; the main process joins them
+    reports = make_reports() + [Report("odd.json", None, [Finding("json-syntax", ERROR, "/a\u2028", "\ud800 \x9b", None, None)])]
+    whole = render(reports, fmt, catalogue=CATALOGUE, tool_version=TOOL_VERSION, quiet=quiet, color=color)
+    n = len(reports)
+    for cuts in ([0, n], [0, 0, n], [0, 1, n], [0, 1, 2, n, n], list(range(n + 1))):
+        parts = [render_part(reports[a:b], fmt, quiet=quiet, color=color) for a, b in zip(cuts, cuts[1:])]
+        assert render_parts(parts, fmt, tool_version=TOOL_VERSION) == whole, cuts
+    assert merge_summaries([summarize(reports[:1]), summarize(reports[1:])]) == summarize(reports)
