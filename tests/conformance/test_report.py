@@ -19,7 +19,7 @@ from conformance.gate import report
 from conformance.gate.cli import conform
 from conformance.exchange.reasons import reason_problem
 from conformance.gate.model import HEADER_VALUE_LIMIT, HEADERS_LIMIT, Finding, fingerprint, grouped, refused_for
-from conformance.gate.runner import RunOptions, run
+from conformance.gate.runner import RunOptions, merge_answers, run
 from conformance.gate.session import LONG_HEADER, curl
 from conformance.gate.target import ReferenceServer
 from conformance.sandbox import faults as F
@@ -256,3 +256,12 @@ def test_a_refusal_for_another_reason_names_every_path_and_place():
     body = {"tppMessages": [{"code": "FORMAT_ERROR", "path": f"/p{i}"} for i in range(5)]}
     said = reason_problem(body, errors)
     assert all(f"'/p{i}'" in said and f"/headers/H-{i}" in said for i in range(5)), said
+
+
+def test_workers_answers_are_counted_together():
+    """With --workers each process counts its answers: the run's count is their sum, each operation once."""
+    run_answers = {"a" * 64: [2, 10, "x", ["getPayment"]]}
+    merge_answers(run_answers, {"a" * 64: [3, 10, "x", ["getPayment", "getPaymentStatus"]],
+                                "b" * 64: [1, 4, "y", ["deletePayment"]]})
+    assert run_answers == {"a" * 64: [5, 10, "x", ["getPayment", "getPaymentStatus"]],
+                           "b" * 64: [1, 4, "y", ["deletePayment"]]}
