@@ -419,11 +419,18 @@ class Session:
         return [p for p in problems if p.rule != ERROR_BODY_RULE]
 
     def response_rules_reached(self) -> set[str]:
-        """The validator rules of every response kind an answer of the run was judged as (engine.plan_for): reached,
-        whether or not an answer broke them."""
+        """The validator rules of every response kind an answer of the run was judged as: its semantic rules
+        (engine.plan_for) and the schema rules of the keywords its schema uses (a tppMessage code against the code
+        set, schema-enum; an array's bounds, schema-items) -- reached, whether or not an answer broke them."""
         from validator.engine import plan_for
+        from validator.schema import KEYWORD_RULES, bundled_schema
 
-        return {r.id for kind in set(self.responses.judged_kinds) for r, _where in plan_for(self.spec, kind).steps}
+        reached = set()
+        for kind in set(self.responses.judged_kinds):
+            reached.update(r.id for r, _where in plan_for(self.spec, kind).steps)
+            keywords = _keywords(bundled_schema(self.spec, self.spec.kind(kind).schema_name))
+            reached.update(KEYWORD_RULES[k] for k in keywords if k in KEYWORD_RULES)
+        return reached
 
     def code_unreadable(self, exchange: Exchange, expected: Expected) -> bool:
         """True when the answer refuses with a status ``expected`` allows but its body is no documented error body,
@@ -745,6 +752,21 @@ def list_refusal(finding: Finding, refusal: str) -> None:
     """One more refusal the A6 finding stands for (what answered what), listed once, at most REFUSALS_LISTED."""
     if refusal not in finding.refusals and len(finding.refusals) < REFUSALS_LISTED:
         finding.refusals.append(refusal)
+
+
+def _keywords(schema: Any) -> set[str]:
+    """Every key used anywhere in a JSON schema: its keywords (and property names: one named like a keyword counts
+    too, so a rule may be said reached by a schema that only names it -- never the other way round)."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found.update(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 def error_body_message(count: int, first: str) -> str:

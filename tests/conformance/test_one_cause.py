@@ -91,6 +91,9 @@ def test_coverage_says_what_the_run_reached(identities):
     # the bulk operation's refusals were judged as its error body: the rule and the section were reached
     assert "error-status-code" in coverage["rules"]["exercised"]
     assert "Errors › Responses of the bulk payment operation" in coverage["sections"]["exercised"]
+    # every tppMessages error body judged against its schema: its code against the code set, its array's bounds
+    assert "schema-items" in coverage["rules"]["exercised"]
+    assert any(s.startswith("Errors › Message code set") for s in coverage["sections"]["exercised"])
 
 
 def test_a_scenario_stopped_at_a_failed_step_says_not_exercised(identities, monkeypatch):
