@@ -245,7 +245,8 @@ def test_a_group_splits_by_the_refusals_own_reason():
     assert refused({"tppMessages": [{"code": "FORMAT_ERROR", "path": "/payments", "text": "a"}]}) == "path '/payments'"
     assert refused_for(201, {"tppMessages": [{"text": "x"}]}) == ""
     sightings = [Finding("semantic", "semantic:header-format", "createBulkPayment", "header-format", "A7", "m",
-                         "400 FORMAT_ERROR", "400 FORMAT_ERROR", refused_for=reason) for reason in (array, alias, array)]
+                         "400 FORMAT_ERROR", "400 FORMAT_ERROR", refused_for=reason)
+                 for reason in (array, alias, array)]
     found = grouped(sightings)
     assert [len(g.occurrences) for g in found] == [2, 1]
 

@@ -96,7 +96,8 @@ def authorise(session: Session, client: SignedClient, pid: str, customer_number:
     try:
         return submit_sca(session, started, customer_number)
     except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:  # the page is the target's: its finding
-        session.disagree(started, rule=SCA_PAGE_RULE, ref="A24", expected="the SCA page served where scaRedirect points",
+        session.disagree(started, rule=SCA_PAGE_RULE, ref="A24",
+                         expected="the SCA page served where scaRedirect points",
                          message=f"the SCA page of the authorisation could not be reached: {type(exc).__name__}: {exc}")
         raise Broken("sca page") from None
 
@@ -135,7 +136,8 @@ def hidden_fields(page: str) -> list[tuple[str, str]]:
     return parser.found
 
 
-def submit_sca(session: Session, started: Exchange, customer_number: str, *, form_required: bool = True) -> dict[str, list[str]] | None:
+def submit_sca(session: Session, started: Exchange, customer_number: str, *,
+               form_required: bool = True) -> dict[str, list[str]] | None:
     """The page read and its form submitted: the query of the redirect. ``form_required`` False: a page that offers
     no form (an error page, or one saying there is nothing to authorise) is None, not a finding (A35)."""
     links = _json(started).get("_links")
@@ -396,7 +398,8 @@ def cancellation(session: Session, rule: str) -> None:
     authorise(session, tpp, pending, payer.owner)
     reached = status_of(session, tpp, pending).get("transactionStatus")
     if reached != "PDNG":  # Errors 8 is judged on a PDNG payment only
-        session.disagree(None, rule=PAYMENT_LIFECYCLE, ref="A24, Errors 8", expected="transactionStatus PDNG after the SCA",
+        session.disagree(None, rule=PAYMENT_LIFECYCLE, ref="A24, Errors 8",
+                         expected="transactionStatus PDNG after the SCA",
                          message=f"the payment authorised by its debtor account's owner is {reached!r}: deleting a "
                                  "PDNG payment could not be tried", operation="getPaymentStatus")
     else:
@@ -695,7 +698,8 @@ def nothing_authorised(session: Session, client: SignedClient, started: Exchange
     try:
         redirect = submit_sca(session, started, customer_number, form_required=False)
     except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
-        session.disagree(started, rule=SCA_PAGE_RULE, ref="A24", expected="the SCA page served where scaRedirect points",
+        session.disagree(started, rule=SCA_PAGE_RULE, ref="A24",
+                         expected="the SCA page served where scaRedirect points",
                          message=f"the SCA page of the authorisation could not be reached: {type(exc).__name__}: {exc}")
         raise Broken("sca page") from None
     wrong = []
