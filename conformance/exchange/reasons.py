@@ -73,8 +73,18 @@ def reason_problem(body: Any, errors: Iterable[Finding]) -> str | None:
     judged = [points_at(p, place) for p in paths for place in places]
     if any(j is None for j in judged) or any(judged):
         return None
-    return (f"the refusal names path {', '.join(map(repr, paths[:3]))}, but the request is wrong at "
-            f"{', '.join(dict.fromkeys(places[:3]))}: a refusal for another reason")
+    return (f"the refusal names path {_every(map(repr, paths))}, but the request is wrong at "
+            f"{_every(places)}: a refusal for another reason")
+
+
+NAMED = 100   # distinct paths or places a message names (a hostile answer may give thousands)
+
+
+def _every(items) -> str:
+    """Every distinct item, in order (at most :data:`NAMED`, then how many more)."""
+    distinct = list(dict.fromkeys(items))
+    more = f" and {len(distinct) - NAMED} more" if len(distinct) > NAMED else ""
+    return ", ".join(distinct[:NAMED]) + more
 
 
 def reason_unjudged(body: Any) -> str:

@@ -73,6 +73,9 @@ class ResponseKinds:
         # schemas are the spec's own (they live as long as it): a place's answer depends on the schema and tokens
         self._outside_cache: dict[tuple[int, tuple[str, ...]], bool] = {}
         self._good_links: set[str] = set()   # link shapes found good (_link_problem), bounded as the cache above
+        # The response kinds answers were judged as (at most the spec's): their rules were reached, whether or not
+        # an answer broke one (the gate's clause coverage).
+        self.judged_kinds: set[str] = set()
 
     def error_bodies(self, declared: list[str]) -> list[str]:
         """The error body schemas a refusal may carry where the spec declares ``declared`` (A6, the profile's
@@ -142,6 +145,7 @@ class ResponseKinds:
                                     "/body")]
         positioned = body if len(body) <= POSITIONED_BYTES else None
         reports = [self.validator.validate_loaded(decoded.loaded, self.kinds[n], data=positioned) for n in names]
+        self.judged_kinds.update(self.kinds[n] for n in names)
         for name, report in zip(names, reports):
             borrowed = name not in declared_errors and name in (TPP_MESSAGES, BULK_ERROR)
             if not [f for f in report.errors if not (borrowed and f.rule in BULK_TABLE_RULES)]:

@@ -25,6 +25,7 @@ from validator.rules import catalogue
 from validator.spec import Spec
 
 from .model import REGISTRY, Finding, FindingGroup
+from .rules import SCENARIO_RULES
 
 FINGERPRINT_KEY = "obvalidateConformFingerprint/v1"
 BASELINE_STATES = {"known": "unchanged", "new": "new"}   # SARIF's names for a finding compared with a baseline
@@ -61,13 +62,13 @@ def github(groups: Sequence[FindingGroup], summary_line: str, spec: Spec) -> str
 
 
 def _rule_descriptor(rule_id: str, f: Finding) -> dict[str, Any]:
-    rule = catalogue().get(rule_id)
+    rule = catalogue().get(rule_id) or SCENARIO_RULES.get(rule_id)
     check = REGISTRY.get(f.check)
-    summary = (rule.summary if rule else "") or (check.title if check else "") or rule_id
+    summary = (getattr(rule, "summary", "") or getattr(rule, "title", "")) or (check.title if check else "") or rule_id
     ref = (rule.ref if rule else None) or f.ref
     return {
         "id": rule_id,
-        "name": rule.name if rule else rule_id,
+        "name": getattr(rule, "name", rule_id),
         "shortDescription": {"text": summary},
         "fullDescription": {"text": f"{summary} (see {ref})" if ref else summary},
         "defaultConfiguration": {"level": "error"},

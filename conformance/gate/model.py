@@ -33,6 +33,7 @@ NOT_OFFERED = "not offered"                          # a payment product the pro
 ABSENT_IN_PROFILE = "absent in the profile"          # an operation the profile lists under absent-operations
 NO_TEST_DATA = "the target's sandbox data has no"    # followed by what a check needed, e.g. "an EUR account"
 SETUP_FAILED = "setup failed"                        # a step a check needs failed on the target (what answered what)
+STOPPED_EARLY = "stopped early"                      # a scenario ended at a failed step: the rest was not judged
 
 
 def reason(head: str, what: str) -> str:
@@ -118,12 +119,37 @@ _IDS = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-
                   r"|\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
 
 
-def fingerprint(operation: str, rule: str, expected: str, actual: str) -> str:
+def fingerprint(operation: str, rule: str, expected: str, actual: str, refused_for: str = "") -> str:
     """A defect's stable name: a hash over what does not depend on the suite, the check, the run or the request's
-    ids and dates -- the operation, the rule, what was expected and the status and code answered -- so the same
+    ids and dates -- the operation, the rule, what was expected, the status and code answered and, for a refusal,
+    the target's own reason (``refused_for``: two refusals for different reasons are two defects) -- so the same
     defect found by several checks, or in a later run, has the same fingerprint (a baseline can list them)."""
-    facts = "\x1f".join(_IDS.sub("*", part) for part in (operation, rule, expected, actual))
+    parts = (operation, rule, expected, actual) + ((refused_for,) if refused_for else ())
+    facts = "\x1f".join(_IDS.sub("*", part) for part in parts)
     return hashlib.sha256(facts.encode("utf-8")).hexdigest()[:16]
+
+
+REFUSAL_TEXT = 80   # characters of a refusal's own text kept as its reason when it names no path
+
+
+def refused_for(status: int | None, value: Any) -> str:
+    """The target's own reason for a refusal, as a fingerprint keeps it: the tppMessage paths it names (A6), else
+    its texts with the request's values masked (quoted strings, numbers), so two refusals of one operation for
+    different reasons ("payments must be a non-empty array", "unknown alias") are two findings, and the same reason
+    has the same words whatever values a seed sent. Empty for an answer that is no refusal or gives no reason."""
+    if status is None or status < 400 or not isinstance(value, dict):
+        return ""
+    messages = [m for m in value.get("tppMessages") or () if isinstance(m, dict)] \
+        if isinstance(value.get("tppMessages"), list) else []
+    paths = [m["path"] for m in messages if isinstance(m.get("path"), str) and m["path"]]
+    if paths:
+        return "path " + ", ".join(map(repr, dict.fromkeys(paths)))
+    texts = [m.get("text") for m in messages] or [value.get("message")]
+    texts = [_VALUES.sub("…", t.strip())[:REFUSAL_TEXT] for t in texts if isinstance(t, str) and t.strip()]
+    return "text " + "; ".join(map(repr, dict.fromkeys(texts))) if texts else ""
+
+
+_VALUES = re.compile(r"'[^']*'|\"[^\"]*\"|\d+(?:\.\d+)?")
 
 
 @dataclass
@@ -142,6 +168,11 @@ class Finding:
     seed: int | None = None
     curl: str = ""
     headers: dict[str, str] = field(default_factory=dict)   # the answer's, bounded and escaped (bounded_headers)
+    refused_for: str = ""     # a refusal's own reason (refused_for()): part of the fingerprint
+    answer_sha256: str = ""   # the answer body's hash: the same canned body behind many findings is said once
+    # files the report directory ships for the curl (the certificate a certificate finding is about): name -> text
+    files: dict[str, str] = field(default_factory=dict)
+    refusals: list[str] = field(default_factory=list)   # the A6 finding: the refusals it stands for
     fingerprint: str = field(init=False, default="")
     # What a replay needs (conformance.gate.replay): the request without its signature headers and what the check
     # altered on purpose (recorded.record), the judgement in machine form, and how the finding is replayed.
@@ -150,10 +181,12 @@ class Finding:
     replay: dict[str, str] = field(default_factory=dict)   # {"by": "request"} or {"by": "check", "why": ...}
 
     def __post_init__(self) -> None:
-        self.fingerprint = fingerprint(self.operation, self.rule, self.expected, self.actual)
+        self.fingerprint = fingerprint(self.operation, self.rule, self.expected, self.actual, self.refused_for)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out["files"] = sorted(self.files)   # written beside the report (report.write), not into it
+        return out
 
 
 ALSO_LIMIT = 10   # other sightings' messages a finding group lists

@@ -41,6 +41,7 @@ from .suites.links import CHECK_ID as LINKS_CHECK, links_coverage
 
 STATUS_ORDER = ("failed", "error", "not-exercised", "passed")
 TEXT_ALSO = 3   # other sightings' messages the text report prints under a finding
+SAME_ANSWER_REQUESTS = 3   # an answer body this many requests got, byte for byte, is said once (same_answers)
 
 
 def summary(result: RunResult) -> dict[str, Any]:
@@ -78,6 +79,28 @@ def _compared(result: RunResult) -> tuple[list[FindingGroup], Comparison | None]
     if result.baseline is None:
         return found, None
     return found, compare(result.baseline, found, result.outcomes)
+
+
+def same_answers(result: RunResult, found: list[FindingGroup] | None = None) -> list[dict[str, Any]]:
+    """Answer bodies identical byte for byte across at least :data:`SAME_ANSWER_REQUESTS` requests of the run (a
+    mock's canned body) that findings carry: each once, with how many requests got it, for which operations, and
+    the findings whose answer it is (their ids), most requests first. A reader sees the one cause before its
+    findings."""
+    found = groups(result) if found is None else found
+    causing: dict[str, list[str]] = {}
+    for g in found:
+        for f in g.occurrences:
+            if f.answer_sha256 and g.id not in causing.setdefault(f.answer_sha256, []):
+                causing[f.answer_sha256].append(g.id)
+    out = []
+    for digest, ids in causing.items():
+        seen = result.answers.get(digest)
+        if seen is None or seen[0] < SAME_ANSWER_REQUESTS:
+            continue
+        count, size, excerpt, operations = seen
+        out.append({"sha256": digest, "requests": count, "bytes": size, "operations": sorted(operations),
+                    "excerpt": excerpt, "findings": ids})
+    return sorted(out, key=lambda a: (-a["requests"], a["sha256"]))
 
 
 def _headers_line(headers: dict[str, str]) -> str:
@@ -154,6 +177,7 @@ def as_json(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
         "summary": summary(result),
         "cases_digest": result.cases_digest,
         "outcomes": [_stable(o.as_dict()) for o in _ordered(result)],
+        "same_answers": same_answers(result),
         "findings": [g.as_dict() for g in groups(result)],
         **_baseline_block(result),
         "coverage": coverage(result, spec),
@@ -188,7 +212,12 @@ def _findings(result: RunResult):
 def text(result: RunResult) -> str:
     s = summary(result)
     lines = []
-    for g in groups(result):
+    found = groups(result)
+    for same in same_answers(result, found):
+        lines.append(f"SAME ANSWER {same['requests']} requests ({', '.join(same['operations'])}) got the same "
+                     f"{same['bytes']}-byte body, byte for byte (a canned answer?); the findings "
+                     f"{', '.join(same['findings'])} carry it: {same['excerpt']}")
+    for g in found:
         f = g.finding
         # one line per defect: its id, how often it was seen, where, and its fingerprint (a known one is only this)
         head = "KNOWN" if g.baseline == "known" else "FAIL" if g.baseline is None else "FAIL new"
@@ -205,6 +234,8 @@ def text(result: RunResult) -> str:
         if len(also) > TEXT_ALSO:
             lines.append(f"     … {len(also) - TEXT_ALSO} more in the JSON report")
         lines.append(f"     expected {f.expected}; actual {f.actual}")
+        if f.refusals:
+            lines.append(f"     refusals ({len(f.refusals)} listed): {' | '.join(f.refusals)}")
         if f.excerpt:
             lines.append(f"     body: {f.excerpt}")
         if f.headers:
@@ -391,9 +422,13 @@ def _headers_html(headers: dict[str, str]) -> str:
 
 
 def write(result: RunResult, directory: str | Path, spec: Spec | None = None) -> list[Path]:
-    """conform.json, conform.junit.xml, conform.html, conform.sarif and coverage.json in ``directory``."""
+    """conform.json, conform.junit.xml, conform.html, conform.sarif and coverage.json in ``directory``, and the files
+    the findings' curls read there (``certificate-<hash>.txt``: the certificate a finding about it sent)."""
     data = as_json(result, spec)
+    # the files the findings' curls read (the certificate a certificate finding is about), beside the reports
+    shipped = {name: text for f in result.findings for name, text in f.files.items()}
     files = {
+        **shipped,
         "conform.json": dumps(data) + "\n",
         "conform.junit.xml": junit(result),
         "conform.html": html_report(result, spec),

@@ -69,6 +69,7 @@ class RunResult:
     exercised_refs: set[str] = field(default_factory=set)
     seconds: float = 0.0
     error_bodies: int = 0   # refusals whose error body is not the documented one (A6): one finding for them all
+    answers: dict[str, list] = field(default_factory=dict)   # answer bodies by hash (Session.answers)
     baseline: Baseline | None = None   # compared with (--baseline): the reports mark findings known or new
 
     @property
@@ -142,9 +143,10 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
                     progress("suite", chk.suite, None)
         result.outcomes = list(session.outcomes.values())
         result.cases = list(session.cases)
-        result.exercised_rules = set(session.exercised_rules)
+        result.exercised_rules = set(session.exercised_rules) | session.response_rules_reached()
         result.exercised_refs = set(session.exercised_refs)
         result.error_bodies = session.error_bodies
+        result.answers = dict(session.answers)
     finally:
         session.close()
     result.seconds = time.perf_counter() - started
@@ -219,22 +221,34 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
                 result.exercised_rules |= part.exercised_rules
                 result.exercised_refs |= part.exercised_refs
                 result.error_bodies += part.error_bodies
+                merge_answers(result.answers, part.answers)
     _one_error_body_finding(result)
     _one_unanswered_finding(result)
     result.seconds = time.perf_counter() - started
     return result
 
 
+def merge_answers(into: dict[str, list], part: dict[str, list]) -> None:
+    """A worker's answer bodies counted into the run's (Session.answers' form)."""
+    for digest, (count, size, excerpt, operations) in part.items():
+        seen = into.setdefault(digest, [0, size, excerpt, []])
+        seen[0] += count
+        seen[3] += [o for o in operations if o not in seen[3]]
+
+
 def _one_error_body_finding(result: RunResult) -> None:
     """The worker processes' A6 findings as one for the run: the first, counting every process's answers."""
     from conformance.exchange.responses import ERROR_BODY_RULE
-    from .session import error_body_message
+    from .session import error_body_message, list_refusal
 
     found = [(o, f) for o in result.outcomes for f in o.findings if f.rule == ERROR_BODY_RULE]
     if len(found) < 2:
         return
     first = found[0][1]
     first.message = error_body_message(result.error_bodies, first.message.split("; the first: ", 1)[-1])
+    for _outcome, finding in found[1:]:
+        for refusal in finding.refusals:
+            list_refusal(first, refusal)
     for outcome, finding in found[1:]:
         outcome.findings.remove(finding)
         if not outcome.findings and outcome.status == "failed":

@@ -25,6 +25,7 @@ from conformance.client import Identity, PreparedRequest, SignedClient
 from conformance.exchange.decoding import MAX_BYTES, NOT_JUDGED, Decoded, code_of, decode
 from conformance.exchange.judge import ExchangeJudge
 from conformance.exchange.origins import OffTarget, shown
+from conformance.exchange.reasons import reason_problem
 from conformance.exchange.responses import ERROR_BODY_RULE, LINK_RULES, ResponseProblem
 from validator.context import Context, Profile
 from validator import Validator
@@ -34,9 +35,10 @@ from validator.rules import catalogue
 from validator.spec import Spec
 
 from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, Answer, Expected, Finding, NotExercised,
-                    Outcome, bounded_headers, fingerprint, printable, reason)
+                    Outcome, bounded_headers, fingerprint, printable, reason, refused_for)
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool, GatewayOptions, Unanswered
 from .recorded import record
+from .rules import SCENARIO_RULES
 from .tls import TlsOptions, explain as explain_tls
 
 # The ids a target issues in its creation answers (the spec's PaymentInitiationResponse, SigningBasketResponse and
@@ -44,6 +46,7 @@ from .tls import TlsOptions, explain as explain_tls
 ISSUED_ID_FIELDS = ("paymentId", "basketId", "authorisationId")
 
 EXCERPT = 240
+ANSWERS_KEPT = 100_000   # distinct answer bodies a run counts (Session.answers); later new ones are not counted
 NOT_REPRODUCIBLE = "not reproducible on retry"
 # An operation a target without the sandbox's extras answers like this does not exist there.
 ABSENT_STATUSES = (404, 405, 501)
@@ -98,14 +101,32 @@ def _gateway_value(name: str) -> str:
     return f'"${{{variable}:?set {variable} to the {name} value given with -H}}"'
 
 
+# The rules of a finding about the certificate sent: its curl reads the certificate from a file of the report
+# directory (certificate_file) instead of leaving it out, since the certificate is the evidence.
+CERTIFICATE_RULE_PREFIX = "certificate-"
+CERTIFICATE_RULES = ("signature-keyid-mismatch",)
+
+
+def about_the_certificate(rule: str) -> bool:
+    return rule.startswith(CERTIFICATE_RULE_PREFIX) or rule in CERTIFICATE_RULES
+
+
+def certificate_file(value: str) -> str:
+    """The report directory's file holding a certificate header's value (named by its hash: one file per
+    certificate, however many findings are about it)."""
+    return f"certificate-{hashlib.sha256(value.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}.txt"
+
+
 def curl(base_url: str, request: PreparedRequest, gateway: tuple[tuple[str, str], ...] = (), *,
-         full: bool = False, tls: TlsOptions | None = None) -> str:
+         full: bool = False, tls: TlsOptions | None = None, from_files: frozenset[str] = frozenset()) -> str:
     """A curl command sending the request as it was sent: signature headers included, no private key (the Date and
     Signature are the original ones, so a target with a Date window answers a late replay as stale). The
     certificate and any header over :data:`LONG_HEADER` characters are left out (:func:`_left_out`) unless ``full``
-    (``conform --full-curl``: a command to paste as it is, certificate included); the run's ``gateway`` headers (the
-    pool sends them on every request) stand as environment variables. With ``tls``, the run's TLS client certificate
-    and CAs as curl's options (file names only)."""
+    (``conform --full-curl``: a command to paste as it is, certificate included) or named in ``from_files`` (lower
+    case): then its value is read from the report directory's file (:func:`certificate_file`), so the command runs
+    there as it is. The run's ``gateway`` headers (the pool sends them on every request) stand as environment
+    variables. An empty value is written ``-H 'Name;'``, curl's way to send a header with no value (``-H 'Name:'``
+    would remove it). With ``tls``, the run's TLS client certificate and CAs as curl's options (file names only)."""
     parts = ["curl", "-sS", "-i", *(shlex.quote(o) for o in (tls.curl_options() if tls else ())),
              "-X", request.method, shlex.quote(base_url + request.target)]
     names = {n.lower() for n, _v in request.headers}
@@ -113,8 +134,12 @@ def curl(base_url: str, request: PreparedRequest, gateway: tuple[tuple[str, str]
     for name, value in list(request.headers) + [(n, v) for n, v in gateway if n.lower() not in names]:
         if name.lower() in hidden:
             parts += ["-H", shlex.quote(f"{name}: ") + _gateway_value(name)]
+        elif name.lower() in from_files and not full:
+            parts += ["-H", shlex.quote(f"{name}: ") + f'"$(cat {certificate_file(value)})"']
         elif not full and (name.lower() in LEFT_OUT_HEADERS or len(value) > LONG_HEADER):
             parts += ["-H", shlex.quote(f"{name}: ") + _left_out(name, value)]
+        elif not value.strip():
+            parts += ["-H", shlex.quote(f"{name};")]
         else:
             parts += ["-H", shlex.quote(f"{name}: {value}")]
     if request.body:
@@ -129,6 +154,9 @@ class Exchange:
     response: httpx.Response
     answer: Answer
     decoded: Decoded | None = None   # the body, decoded once (decoding.py): every reader of the answer reads this
+    # What is wrong with the body of an answer that should have been a refusal (Session.send's refusal_expected):
+    # the consequence of the one defect, said in its finding's message, never findings of their own.
+    withheld: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.decoded is None:
@@ -192,6 +220,9 @@ class Session:
     error_bodies: int = 0
     _error_body: tuple[Finding, str] | None = None
     _links_reported: set[tuple[str, str, str]] = field(default_factory=set)
+    # Each answer body of the run by its hash: [requests, bytes, excerpt, operations] (a mock's canned body answers
+    # many requests; the report says it once, above the findings it causes). Bounded: see ANSWERS_KEPT.
+    answers: dict[str, list] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.gateway.headers:  # the oracle knows the run's gateway headers: never "not accepted"
@@ -315,9 +346,12 @@ class Session:
 
     # ---- sending ----
     def send(self, client: SignedClient, request: PreparedRequest, operation: str, *,
-             absence_judged_apart: bool = False) -> Exchange:
+             absence_judged_apart: bool = False, refusal_expected: bool = False) -> Exchange:
         """Send a prepared request; the answer is checked against the spec and the validator's response kinds (not
-        an answer saying the operation is not there, when ``absence_judged_apart``: :meth:`require` judges it)."""
+        an answer saying the operation is not there, when ``absence_judged_apart``: :meth:`require` judges it). With
+        ``refusal_expected`` (an id nobody issued, another TPP's payment), what is wrong with the body of an answer
+        that is not a refusal is kept on the exchange (``withheld``) for the check's one finding about the answer:
+        its links naming another id are what answering at all brings, not a second defect."""
         try:
             response = client.send_prepared(request)
         except httpx.HTTPError as exc:
@@ -328,7 +362,12 @@ class Session:
         self.learn_issued_ids(exchange.json())
         if absence_judged_apart and response.status_code in ABSENT_STATUSES:
             return exchange
-        for problem in self.response_problems(exchange):
+        problems = self.response_problems(exchange)
+        if refusal_expected and response.status_code < 400:
+            exchange.withheld = [p.message for p in problems]
+            self.exercised_rules.update(p.rule for p in problems)
+            return exchange
+        for problem in problems:
             self.exercised_rules.add(problem.rule)
             if problem.rule in LINK_RULES or problem.rule == NOT_JUDGED:  # once per check, operation and rule
                 key = (self._check[1], operation, problem.rule)
@@ -346,7 +385,25 @@ class Session:
         decoded = decode(response.content, max_bytes=max(self.gateway.max_response_bytes, MAX_BYTES))
         if hasattr(type(response), "_deserialized") and (decoded.value is not None or decoded.why_not):
             response._deserialized = decoded.value
-        return Exchange(operation, request, response, answer_of(response, decoded), decoded)
+        exchange = Exchange(operation, request, response, answer_of(response, decoded), decoded)
+        self.count_answer(exchange)
+        return exchange
+
+    def count_answer(self, exchange: Exchange) -> None:
+        """The answer's body counted by its hash (an empty body is not counted: a 204 is no canned answer)."""
+        body = exchange.response.content or b""
+        if not body:
+            return
+        digest = hashlib.sha256(body).hexdigest()
+        with self._lock:
+            seen = self.answers.get(digest)
+            if seen is None:
+                if len(self.answers) >= ANSWERS_KEPT:
+                    return
+                seen = self.answers[digest] = [0, len(body), exchange.answer.excerpt, []]
+            seen[0] += 1
+            if exchange.operation not in seen[3]:
+                seen[3].append(exchange.operation)
 
     def response_problems(self, exchange: Exchange, content_type: str | None = None) -> list[ResponseProblem]:
         """What is wrong with an answer per the spec and the response kinds; an error body that is not a documented
@@ -360,6 +417,20 @@ class Session:
             if problem.rule == ERROR_BODY_RULE:
                 self.count_error_body(exchange, problem)
         return [p for p in problems if p.rule != ERROR_BODY_RULE]
+
+    def response_rules_reached(self) -> set[str]:
+        """The validator rules of every response kind an answer of the run was judged as: its semantic rules
+        (engine.plan_for) and the schema rules of the keywords its schema uses (a tppMessage code against the code
+        set, schema-enum; an array's bounds, schema-items) -- reached, whether or not an answer broke them."""
+        from validator.engine import plan_for
+        from validator.schema import KEYWORD_RULES, bundled_schema
+
+        reached = set()
+        for kind in set(self.responses.judged_kinds):
+            reached.update(r.id for r, _where in plan_for(self.spec, kind).steps)
+            keywords = _keywords(bundled_schema(self.spec, self.spec.kind(kind).schema_name))
+            reached.update(KEYWORD_RULES[k] for k in keywords if k in KEYWORD_RULES)
+        return reached
 
     def code_unreadable(self, exchange: Exchange, expected: Expected) -> bool:
         """True when the answer refuses with a status ``expected`` allows but its body is no documented error body,
@@ -390,11 +461,14 @@ class Session:
             if self._error_body is not None:
                 first, words = self._error_body
                 first.message = error_body_message(self.error_bodies, words)
+                list_refusal(first, problem.message)
                 return
             self.disagree(exchange, rule=ERROR_BODY_RULE, ref="A6", expected=self._documented_error_body(),
                           message=error_body_message(1, problem.message))
             found = self.outcome(exchange.operation).findings
-            self._error_body = (next(f for f in reversed(found) if f.rule == ERROR_BODY_RULE), problem.message)
+            first = next(f for f in reversed(found) if f.rule == ERROR_BODY_RULE)
+            list_refusal(first, problem.message)
+            self._error_body = (first, problem.message)
 
     def _documented_error_body(self) -> str:
         choice = self.profile.error_body
@@ -431,13 +505,15 @@ class Session:
             self._issued_pattern = re.compile("|".join(map(re.escape, sorted(self._issued, key=len, reverse=True))))
         return self._issued_pattern.sub(lambda m: self._issued[m.group(0)], text)
 
-    def call(self, client: SignedClient, operation: str, **options: Any) -> Exchange:
-        """Build, sign and send one operation (options as :meth:`SignedClient.prepare`); an operation or payment
-        product the profile says the target lacks makes the check "not exercised" instead (A15, A25, A31)."""
+    def call(self, client: SignedClient, operation: str, *, refusal_expected: bool = False,
+             **options: Any) -> Exchange:
+        """Build, sign and send one operation (options as :meth:`SignedClient.prepare`; ``refusal_expected`` as
+        :meth:`send`); an operation or payment product the profile says the target lacks makes the check "not
+        exercised" instead (A15, A25, A31)."""
         missing = self.unavailable(operation, options.get("path"))
         if missing:
             raise NotExercised(missing)
-        return self.send(client, client.prepare(operation, **options), operation)
+        return self.send(client, client.prepare(operation, **options), operation, refusal_expected=refusal_expected)
 
     def unavailable(self, operation: str, path: dict | None = None) -> str | None:
         """Why the profile says the target does not have ``operation`` (at ``path``'s payment service and product),
@@ -485,12 +561,24 @@ class Session:
     def templates_fitting(self, path: str) -> list[tuple[str, frozenset[str]]]:
         return self.judge.oracle.templates_fitting(path)
 
-    def expect(self, exchange: Exchange, expected: Expected, *, rule: str, ref: str, message: str) -> bool:
-        """Compare an answer with what is expected; a disagreement is a finding. True when they agree."""
+    def expect(self, exchange: Exchange, expected: Expected, *, rule: str, ref: str, message: str,
+               errors: list[ValidatorFinding] = ()) -> bool:
+        """Compare an answer with what is expected; a disagreement is a finding. True when they agree. With the
+        validator's ``errors`` (what the request breaks), a refusal that agrees is judged for its reason too (A6: a
+        tppMessage path naming another place is a refusal for another reason, a finding of the rule). What is wrong
+        with the body of an answer that should have been a refusal (``exchange.withheld``) is said in the message."""
         self.exercised_rules.add(rule)
         self.exercised_refs.update(r for r in ref.split(", ") if r)
         if expected.allows(exchange.answer) or self.code_unreadable(exchange, expected):
+            other_reason = reason_problem(exchange.json(), errors) if errors and exchange.answer.status \
+                and exchange.answer.status >= 400 else None
+            if other_reason:
+                self.disagree(exchange, rule=rule, ref=ref, expected=f"{expected.describe()} naming where the request "
+                              "is wrong", message=f"{message.split(': expected', 1)[0]}: {other_reason}")
+                return False
             return True
+        if exchange.withheld:
+            message += f" (its body, which should not be there: {'; '.join(exchange.withheld)})"
         self.disagree(exchange, rule=rule, ref=ref, expected=expected.describe(), message=message,
                       expectation=expected)
         return False
@@ -507,21 +595,36 @@ class Session:
             rule, ref, message = self.profile_decision(exchange, rule, ref, message)
         # a finding about several answers (pages, concurrent creations) has no one answer: the message says them
         described = actual.describe() if exchange is not None or response is not None else "as the message says"
+        files = self._certificate_files(exchange.request) if exchange and about_the_certificate(rule) else {}
         finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, described,
                           actual.excerpt, self.seed,
                           curl(self.base_url, exchange.request, self.gateway.headers, full=self.full_curl,
-                               tls=self.tls)
+                               tls=self.tls, from_files=frozenset(LEFT_OUT_HEADERS) if files else frozenset())
                           if exchange else "",
-                          dict(actual.headers))
+                          dict(actual.headers), files=files)
+        answered = exchange.response if exchange is not None else response
+        if answered is not None:
+            body = answered.content or b""
+            finding.answer_sha256 = hashlib.sha256(body).hexdigest() if body else ""
+            if expected != DECLARED_ANSWER and rule != ERROR_BODY_RULE:   # a refusal judged, not its body's shape
+                finding.refused_for = refused_for(actual.status, exchange.json() if exchange is not None
+                                                  else decode(body).value)
         # the ids this target issued named by kind, so the same defect has the same fingerprint in every run
         with self._lock:
             named = self._named(expected)
-        finding.fingerprint = fingerprint(op, rule, re.sub(r"#\d+\}", "}", named), finding.actual)
+        finding.fingerprint = fingerprint(op, rule, re.sub(r"#\d+\}", "}", named), finding.actual,
+                                          finding.refused_for)
         self.replayable(finding, exchange, expectation)
         outcome = self.outcome(op)
         with self._lock:
             outcome.findings.append(finding)
             outcome.status = "failed"
+
+    @staticmethod
+    def _certificate_files(request: PreparedRequest) -> dict[str, str]:
+        """The certificate a finding about it ships beside the report: file name -> the header's value."""
+        return {certificate_file(value): value + "\n" for name, value in request.headers
+                if name.lower() in LEFT_OUT_HEADERS}
 
     def _without_gateway_headers(self, request: PreparedRequest) -> PreparedRequest:
         """The request without the run's -H headers: the report keeps no API key (a replay's pool adds its own)."""
@@ -609,7 +712,7 @@ class Session:
                                   "sent again)")
 
     def rule_ref(self, rule: str) -> str:
-        known = self.catalogue.get(rule)
+        known = self.catalogue.get(rule) or SCENARIO_RULES.get(rule)
         return known.ref if known else ""
 
     # ---- what the target has ----
@@ -640,6 +743,30 @@ class Session:
     def resolve(self, method: str, path: str) -> str | None:
         op = resolve_operation(self.spec, method, path).operation
         return op.operation_id if op else None
+
+
+REFUSALS_LISTED = 100   # refusals the run's one A6 finding lists (its message counts them all)
+
+
+def list_refusal(finding: Finding, refusal: str) -> None:
+    """One more refusal the A6 finding stands for (what answered what), listed once, at most REFUSALS_LISTED."""
+    if refusal not in finding.refusals and len(finding.refusals) < REFUSALS_LISTED:
+        finding.refusals.append(refusal)
+
+
+def _keywords(schema: Any) -> set[str]:
+    """Every key used anywhere in a JSON schema: its keywords (and property names: one named like a keyword counts
+    too, so a rule may be said reached by a schema that only names it -- never the other way round)."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found.update(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 def error_body_message(count: int, first: str) -> str:

@@ -143,10 +143,10 @@ DEFECTS = {
     "a synthetic identity number with wrong control digits accepted (psu-identity-invalid)":
         lambda f: f["rule"] == "psu-identity-invalid" and _status(f["actual"]) == 201,
     "ids nobody issued read with 200 (A28, stateful:unknown-ids)":
-        lambda f: "stateful:unknown-ids" in f["checks"] and f["rule"] == "stateful:unknown-ids"
+        lambda f: "stateful:unknown-ids" in f["checks"] and f["rule"] == "resource-unknown"
         and f["expected"].startswith("404") and _status(f["actual"]) == 200,
     "a payment read back as another payment (A4, stateful:read-back)":
-        lambda f: f["rule"] == "stateful:read-back" and "reads back as another payment" in f["message"],
+        lambda f: f["rule"] == "payment-read-back" and "reads back as another payment" in f["message"],
     "_links naming another resource's id than the answer's own (link-foreign-id)":
         lambda f: f["rule"] == "link-foreign-id" and "names paymentId" in f["message"],
     "a DELETE answered 202 whose link names another payment (link-foreign-id on deletePayment)":

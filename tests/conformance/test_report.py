@@ -17,12 +17,14 @@ from click.testing import CliRunner
 from conformance.client import Identity, SignedClient
 from conformance.gate import report
 from conformance.gate.cli import conform
-from conformance.gate.model import HEADER_VALUE_LIMIT, HEADERS_LIMIT, fingerprint
-from conformance.gate.runner import RunOptions, run
+from conformance.exchange.reasons import reason_problem
+from conformance.gate.model import HEADER_VALUE_LIMIT, HEADERS_LIMIT, Finding, fingerprint, grouped, refused_for
+from conformance.gate.runner import RunOptions, merge_answers, run
 from conformance.gate.session import LONG_HEADER, curl
 from conformance.gate.target import ReferenceServer
 from conformance.sandbox import faults as F
 from gate_helpers import LoopbackServer
+from validator.findings import ERROR, Finding as ValidatorFinding
 
 VIOLATION = '[{"location":["request","header","signature"],"severity":"Error","message":"must have signature"}]'
 HOSTILE_HEADERS = [
@@ -183,3 +185,84 @@ def test_a_curl_leaves_out_the_certificate_and_long_headers_and_stays_a_shell_co
     stopped = subprocess.run(["bash", "-c", printing], env=bare, capture_output=True, text=True)
     assert stopped.returncode != 0 and "obvalidate sign" in stopped.stderr and not stopped.stdout
     assert f"the {len(certificate)}-character TPP-Signature-Certificate value was left out" in stopped.stderr
+
+
+# ---------------------------------------------------------------- one cause said once; evidence that reproduces
+def test_an_empty_header_value_is_sent_by_the_curl_not_removed():
+    """curl removes a header given as ``-H 'Name:'`` and sends it empty as ``-H 'Name;'``."""
+    client = SignedClient("http://127.0.0.1:9", Identity.generate())
+    request = client.prepare("createSepaCreditTransfer", headers={"PSU-Corporate-ID": ""})
+    command = curl("http://127.0.0.1:9", request)
+    assert "-H 'PSU-Corporate-ID;'" in command and "PSU-Corporate-ID:" not in command
+
+
+def _hostile_report(tmp_path, checks: str) -> dict:
+    with HostileTarget() as url:
+        done = CliRunner().invoke(conform, ["--target", url, "--check", checks, "--max-examples", "1",
+                                            "--report-dir", str(tmp_path)])
+    assert done.exit_code == 1, done.output
+    return json.loads((tmp_path / "conform.json").read_text(encoding="utf-8")), done.output
+
+
+@pytest.mark.skipif(not shutil.which("bash"), reason="bash runs the curl")
+def test_a_finding_about_the_certificate_ships_it_and_its_curl_sends_it(tmp_path):
+    data, _output = _hostile_report(tmp_path, "security:expired-certificate")
+    expired = next(f for f in data["findings"] if f["rule"] == "certificate-expired")
+    [name] = expired["files"]
+    shipped = (tmp_path / name).read_text(encoding="utf-8").strip()
+    assert shipped == dict(expired["request"]["headers"]).get("TPP-Signature-Certificate", shipped)
+    assert f"$(cat {name})" in expired["curl"]
+    # run in the report directory (curl replaced by a function printing its arguments): the certificate sent
+    printing = "curl() { printf '%s\\n' \"$@\"; }; " + expired["curl"]
+    sent = subprocess.run(["bash", "-c", printing], cwd=tmp_path, capture_output=True, text=True)
+    assert sent.returncode == 0, sent.stderr
+    assert f"TPP-Signature-Certificate: {shipped}" in sent.stdout.splitlines()
+    # a finding about something else leaves the certificate out, as before
+    assert not [f for f in data["findings"] if f["rule"] != "certificate-expired" and f["files"]]
+
+
+def test_an_answer_many_requests_got_byte_for_byte_is_said_once_above_its_findings(tmp_path):
+    data, output = _hostile_report(tmp_path, "security:unsigned,security:tampered-body,security:wrong-digest")
+    [same] = data["same_answers"]
+    assert same["requests"] >= 3 and same["bytes"] == len(HOSTILE_BODY)
+    assert same["findings"] == [f["id"] for f in data["findings"]]
+    lines = output.splitlines()
+    said = [i for i, line in enumerate(lines) if line.startswith("SAME ANSWER")]
+    assert len(said) == 1 and said[0] < min(i for i, line in enumerate(lines) if line.startswith("FAIL"))
+    assert f"the findings {', '.join(same['findings'])} carry it" in lines[said[0]]
+
+
+def test_a_group_splits_by_the_refusals_own_reason():
+    """Two refusals of one rule and operation with the same status and code but different reasons (the path or the
+    words the target gives) are two findings; the same reason with other values is one."""
+    def refused(body) -> str:
+        return refused_for(400, body)
+
+    alias = refused({"tppMessages": [{"code": "FORMAT_ERROR", "text": "unknown alias 'amount-as-text'"}]})
+    array = refused({"tppMessages": [{"code": "FORMAT_ERROR", "text": "payments must be a non-empty array"}]})
+    assert alias != array and alias == refused({"tppMessages": [{"code": "FORMAT_ERROR",
+                                                                 "text": "unknown alias 'x-y'"}]})
+    assert refused({"tppMessages": [{"code": "FORMAT_ERROR", "path": "/payments", "text": "a"}]}) == "path '/payments'"
+    assert refused_for(201, {"tppMessages": [{"text": "x"}]}) == ""
+    sightings = [Finding("semantic", "semantic:header-format", "createBulkPayment", "header-format", "A7", "m",
+                         "400 FORMAT_ERROR", "400 FORMAT_ERROR", refused_for=reason)
+                 for reason in (array, alias, array)]
+    found = grouped(sightings)
+    assert [len(g.occurrences) for g in found] == [2, 1]
+
+
+def test_a_refusal_for_another_reason_names_every_path_and_place():
+    errors = [ValidatorFinding("header-format", ERROR, f"/headers/H-{i}", "bad", "FORMAT_ERROR", 400)
+              for i in range(5)]
+    body = {"tppMessages": [{"code": "FORMAT_ERROR", "path": f"/p{i}"} for i in range(5)]}
+    said = reason_problem(body, errors)
+    assert all(f"'/p{i}'" in said and f"/headers/H-{i}" in said for i in range(5)), said
+
+
+def test_workers_answers_are_counted_together():
+    """With --workers each process counts its answers: the run's count is their sum, each operation once."""
+    run_answers = {"a" * 64: [2, 10, "x", ["getPayment"]]}
+    merge_answers(run_answers, {"a" * 64: [3, 10, "x", ["getPayment", "getPaymentStatus"]],
+                                "b" * 64: [1, 4, "y", ["deletePayment"]]})
+    assert run_answers == {"a" * 64: [5, 10, "x", ["getPayment", "getPaymentStatus"]],
+                           "b" * 64: [1, 4, "y", ["deletePayment"]]}

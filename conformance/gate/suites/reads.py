@@ -140,16 +140,26 @@ def read_back(session: Session) -> None:
         raise NotExercised(reason(SETUP_FAILED, "no payment could be created (see the creations' outcomes)"))
     for pid, where, body in created:
         session.call(tpp, "getPaymentStatus", path={**where, "paymentId": pid})
-        detail = session.call(tpp, "getPayment", path={**where, "paymentId": pid})
-        if detail.answer.status != 200:
-            session.disagree(detail, rule="stateful:read-back", ref="A4", expected="200 the payment as created",
-                             message=f"reading payment {pid} just created answered {detail.answer.describe()}")
-            continue
-        wrong = differences(body, _json(detail))
-        if wrong:
-            session.disagree(detail, rule="stateful:read-back", ref="A4", expected="the initiation body as created",
-                             message=f"payment {pid} reads back as another payment: " + "; ".join(wrong[:3]))
+        read_back(session, session.call(tpp, "getPayment", path={**where, "paymentId": pid}), pid, body)
     _transaction_lists(session, tpp)
+
+
+READ_BACK = "payment-read-back"   # rules.py: every check reading a payment it created judges the read by it
+
+
+def read_back(session: Session, detail: Exchange, pid: str, body: dict) -> bool:
+    """A payment's detail read just after its creation with ``body``: 200 and the payment as created (A4), every
+    difference named. The same rule and expectation whichever check reads it (the read-back, the concurrent
+    creations, the lifecycle): one defect, one finding. True when it reads back as created."""
+    if detail.answer.status != 200:
+        session.disagree(detail, rule=READ_BACK, ref="A4", expected="200 the payment as created",
+                         message=f"reading payment {pid} just created answered {detail.answer.describe()}")
+        return False
+    wrong = differences(body, _json(detail))
+    if wrong:
+        session.disagree(detail, rule=READ_BACK, ref="A4", expected="200 the payment as created",
+                         message=f"payment {pid} reads back as another payment: " + "; ".join(wrong))
+    return not wrong
 
 
 def _transaction_lists(session: Session, tpp) -> None:
@@ -207,8 +217,11 @@ def unknown_ids(session: Session) -> None:
                         "an authorisation nobody started of a payment that exists")
 
 
+RESOURCE_UNKNOWN = "resource-unknown"   # rules.py
+
+
 def _expect_unknown(session: Session, client, operation: str, path: dict, what: str) -> None:
-    exchange = session.call(client, operation, path=path)
-    session.expect(exchange, NOT_THERE, rule="stateful:unknown-ids", ref="A28, A7",
+    exchange = session.call(client, operation, path=path, refusal_expected=True)
+    session.expect(exchange, NOT_THERE, rule=RESOURCE_UNKNOWN, ref="A28, A7",
                    message=f"{operation} of {what} ({', '.join(f'{k}={v}' for k, v in path.items() if 'Id' in k)}) "
                            f"answered {exchange.answer.describe()}")

@@ -58,6 +58,7 @@ from .data import SEPA, sepa_body
 OPERATIONS = {
     "sepa-credit-transfer": "createSepaCreditTransfer",
     "bulk-payment": "createBulkPayment",
+    "periodic-payment": "createPeriodicPayment",
     "card-transactions": "createSandboxCardTransactions",
     "sandbox-account-transactions": "createSandboxAccountTransactions",
 }

@@ -20,15 +20,16 @@ import httpx
 from conformance.client import SignedClient
 from validator.context import Context, PaymentFacts
 
-from ..model import Expected, NotExercised, check
+from ..model import STOPPED_EARLY, Expected, NotExercised, check, reason
 from conformance.exchange.origins import OffTarget
-from conformance.exchange.reasons import reason_problem
 from ..session import Exchange, Session
+from .reads import NOT_THERE, RESOURCE_UNKNOWN, read_back
 from .data import (BULK, LACK_OF_FUNDS_AMOUNT, PERIODIC, REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE, bulk_body,
                    sandbox_resources, sepa_body)
 
 CREATED = Expected((201,), why="a creation answers 201 (Endpoints; A15)")
-OK = Expected((200,))
+# The rules the steps every scenario shares judge by (rules.py), whichever scenario takes them.
+PAYMENT_CREATED, PAYMENT_LIFECYCLE = "payment-created", "payment-lifecycle"
 AUTHORISE_HEADERS = {"TPP-Redirect-URI": REDIRECT, "TPP-Session-ID": SESSION_ID}
 DUPLICATES_ALLOWED = {"allowLogicalDuplicate": "true"}
 
@@ -41,28 +42,26 @@ def _json(exchange: Exchange) -> dict:
     return exchange.object()
 
 
-def create(session: Session, client: SignedClient, operation: str, body: dict, *, check_id: str, ref: str,
-           **options) -> str:
+def create(session: Session, client: SignedClient, operation: str, body: dict, *, ref: str = "A23", **options) -> str:
     """A payment created (201 RCVD, A23); its id."""
     options.setdefault("query", DUPLICATES_ALLOWED)
     exchange = session.call(client, operation, body=body, **options)
-    if not session.expect(exchange, CREATED, rule=check_id, ref=ref, message=f"{operation} answered "
+    if not session.expect(exchange, CREATED, rule=PAYMENT_CREATED, ref=ref, message=f"{operation} answered "
                           f"{exchange.answer.describe()}, not 201"):
         if exchange.answer.status not in (200, 201):
             raise Broken(operation)
     created = _json(exchange)
     if created.get("transactionStatus") != "RCVD":
-        session.disagree(exchange, rule=check_id, ref="A23", expected="transactionStatus RCVD",
+        session.disagree(exchange, rule=PAYMENT_CREATED, ref="A23", expected="transactionStatus RCVD",
                          message=f"a new payment is {created.get('transactionStatus')!r}, not RCVD (A23)")
     if not created.get("paymentId"):
         raise Broken(operation)
     return created["paymentId"]
 
 
-def sepa(session: Session, client: SignedClient, amount: str, check_id: str, **body) -> str:
+def sepa(session: Session, client: SignedClient, amount: str, **body) -> str:
     """A SEPA payment from the fixed EUR account created (201 RCVD); its id."""
-    return create(session, client, "createSepaCreditTransfer", sepa_body(amount, **body), check_id=check_id,
-                  ref="A23")
+    return create(session, client, "createSepaCreditTransfer", sepa_body(amount, **body))
 
 
 def status_of(session: Session, client: SignedClient, pid: str, where: dict = SEPA) -> dict:
@@ -70,12 +69,12 @@ def status_of(session: Session, client: SignedClient, pid: str, where: dict = SE
     return _json(exchange) if exchange.answer.status == 200 else {}
 
 
-def expect_status(session: Session, client: SignedClient, pid: str, wanted: str, *, check_id: str, ref: str,
+def expect_status(session: Session, client: SignedClient, pid: str, wanted: str, *, rule: str, ref: str,
                   where: dict = SEPA, why: str = "") -> dict:
     exchange = session.call(client, "getPaymentStatus", path={**where, "paymentId": pid})
     found = _json(exchange).get("transactionStatus")
     if found != wanted:
-        session.disagree(exchange, rule=check_id, ref=ref, expected=f"transactionStatus {wanted}",
+        session.disagree(exchange, rule=rule, ref=ref, expected=f"transactionStatus {wanted}",
                          message=f"payment {pid} is {found!r} {why}".strip())
     return _json(exchange)
 
@@ -85,19 +84,20 @@ def sca_field(session: Session) -> str:
     return session.spec.document["x-sca-page"]["post"]["fields"][0]
 
 
-def authorise(session: Session, client: SignedClient, pid: str, customer_number: str, *, check_id: str,
+def authorise(session: Session, client: SignedClient, pid: str, customer_number: str, *,
               where: dict = SEPA) -> dict[str, list[str]]:
     """Start the authorisation (201 with scaRedirect), read the SCA page and submit the form; the query of the
     redirect's Location (303 or 302, A24: psu-id / tpp-session-id, or message)."""
     started = session.call(client, "startPaymentAuthorisation", path={**where, "paymentId": pid},
                            headers=AUTHORISE_HEADERS)
-    if not session.expect(started, CREATED, rule=check_id, ref="A23",
+    if not session.expect(started, CREATED, rule=PAYMENT_LIFECYCLE, ref="A23",
                           message=f"starting the authorisation answered {started.answer.describe()}"):
         raise Broken("startPaymentAuthorisation")
     try:
-        return submit_sca(session, started, customer_number, check_id=check_id)
+        return submit_sca(session, started, customer_number)
     except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:  # the page is the target's: its finding
-        session.disagree(started, rule=check_id, ref="A24", expected="the SCA page served where scaRedirect points",
+        session.disagree(started, rule=SCA_PAGE_RULE, ref="A24",
+                         expected="the SCA page served where scaRedirect points",
                          message=f"the SCA page of the authorisation could not be reached: {type(exc).__name__}: {exc}")
         raise Broken("sca page") from None
 
@@ -136,7 +136,7 @@ def hidden_fields(page: str) -> list[tuple[str, str]]:
     return parser.found
 
 
-def submit_sca(session: Session, started: Exchange, customer_number: str, *, check_id: str,
+def submit_sca(session: Session, started: Exchange, customer_number: str, *,
                form_required: bool = True) -> dict[str, list[str]] | None:
     """The page read and its form submitted: the query of the redirect. ``form_required`` False: a page that offers
     no form (an error page, or one saying there is nothing to authorise) is None, not a finding (A35)."""
@@ -144,7 +144,7 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
     link = links.get("scaRedirect") if isinstance(links, dict) else None
     href = link.get("href") if isinstance(link, dict) else None
     if not isinstance(href, str) or not href:
-        session.disagree(started, rule=check_id, ref="A24", expected="_links.scaRedirect.href",
+        session.disagree(started, rule=SCA_PAGE_RULE, ref="A24", expected="_links.scaRedirect.href",
                          message="the authorisation has no scaRedirect link")
         raise Broken("scaRedirect")
     try:   # the walk goes only where the run may send requests (origins.py): a link elsewhere is a finding
@@ -160,7 +160,7 @@ def submit_sca(session: Session, started: Exchange, customer_number: str, *, che
             failure = session.tls_failure(exc, url)
             if failure:  # the run's TLS, not the page: the run ends saying so
                 raise failure from None
-            session.disagree(started, rule=check_id, ref="A24", expected="the SCA page at _links.scaRedirect",
+            session.disagree(started, rule=SCA_PAGE_RULE, ref="A24", expected="the SCA page at _links.scaRedirect",
                              message=f"the SCA page {url} could not be reached: {type(exc).__name__}: {exc}")
             raise Broken("sca page") from None
         field = sca_field(session)
@@ -200,23 +200,28 @@ def batch_run(session: Session, client: SignedClient) -> dict:
     return _json(exchange)
 
 
-def scenario(check_id: str, *, title: str, refs: tuple[str, ...]):
-    """Register a scenario; a failed step it depends on ends it (the finding is already recorded)."""
+def scenario(check_id: str, *, rule: str, title: str, refs: tuple[str, ...]):
+    """Register a scenario judging by ``rule`` (rules.py, or the validator's catalogue: what it sees is filed under
+    that rule, not the check's id); a failed step it depends on ends it (the finding is already recorded)."""
     def register(function):
         def run(session: Session) -> None:
             try:
-                function(session, check_id)
-            except Broken:
-                pass
+                function(session, rule)
+            except Broken as step:   # what follows the failed step was not judged: the outcome says so
+                stopped = session.outcome("-")
+                stopped.status = "not-exercised"
+                stopped.reason = reason(STOPPED_EARLY, f"at {step} (its finding says why); the steps after it were "
+                                                       "not judged")
         check(check_id, suite="stateful", title=title, refs=refs)(run)
         return function
     return register
 
 
 # ---------------------------------------------------------------- scenarios
-@scenario("stateful:lifecycle", title="create, status, detail, SCA over HTTP, PDNG, batch run, ACSC, booking",
+@scenario("stateful:lifecycle", rule="payment-lifecycle",
+          title="create, status, detail, SCA over HTTP, PDNG, batch run, ACSC, booking",
           refs=("A3", "A4", "A23", "A24", "A25", "A32", "States and transitions"))
-def lifecycle(session: Session, check_id: str) -> None:
+def lifecycle(session: Session, rule: str) -> None:
     tpp = session.client()
     resources = sandbox_resources(session)
     payer = resources.payer(session, "EUR", "iban")  # A32: an EUR account of the target's own data, and its owner
@@ -224,24 +229,24 @@ def lifecycle(session: Session, check_id: str) -> None:
     # A bank's sandbox keeps the bookings of earlier runs (the same seed sends the same remittance, and must send the
     # same cases): the payment's booking is the one more than were there before it was created.
     before = len(_booked(session, tpp, resources, payer, text))
-    pid = sepa(session, tpp, "31.00", check_id, text=text, debtor=payer.as_debtor())
-    expect_status(session, tpp, pid, "RCVD", check_id=check_id, ref="A23")
-    detail = session.call(tpp, "getPayment", path={**SEPA, "paymentId": pid})
-    session.expect(detail, OK, rule=check_id, ref="A3", message=f"the payment detail answered {detail.answer.describe()}")
-    redirect = authorise(session, tpp, pid, payer.owner, check_id=check_id)
+    body = sepa_body("31.00", text=text, debtor=payer.as_debtor())
+    pid = create(session, tpp, "createSepaCreditTransfer", body)
+    expect_status(session, tpp, pid, "RCVD", rule=rule, ref="A23")
+    read_back(session, session.call(tpp, "getPayment", path={**SEPA, "paymentId": pid}), pid, body)
+    redirect = authorise(session, tpp, pid, payer.owner)
     if "psu-id" not in redirect:
-        session.disagree(None, rule=check_id, ref="A24", expected="psu-id in the redirect",
+        session.disagree(None, rule=rule, ref="A24", expected="psu-id in the redirect",
                          message=f"the owner of the debtor account was not authorised: {redirect}", operation="sca-page")
-    expect_status(session, tpp, pid, "PDNG", check_id=check_id, ref="A24", why="after a successful SCA")
+    expect_status(session, tpp, pid, "PDNG", rule=rule, ref="A24", why="after a successful SCA")
     tpp_run = batch_run(session, tpp)
     if pid not in tpp_run.get("executed", []):
-        session.disagree(None, rule=check_id, ref="A25", expected=f"{pid} executed",
+        session.disagree(None, rule=rule, ref="A25", expected=f"{pid} executed",
                          message=f"the batch run did not execute the PDNG payment: {tpp_run}", operation="runSandboxBatch")
-    expect_status(session, tpp, pid, "ACSC", check_id=check_id, ref="A25", why="after the batch run")
+    expect_status(session, tpp, pid, "ACSC", rule=rule, ref="A25", why="after the batch run")
     booked = len(_booked(session, tpp, resources, payer, text)) - before
     if booked != 1:
         earlier = f" (besides the {before} of earlier runs)" if before else ""
-        session.disagree(None, rule=check_id, ref="A25", expected="one booked transaction on the debtor account",
+        session.disagree(None, rule=rule, ref="A25", expected="one booked transaction on the debtor account",
                          message=f"{booked} transactions carry the payment's remittance {text!r}{earlier}",
                          operation="listSandboxAccountTransactions")
 
@@ -257,21 +262,22 @@ def _booked(session: Session, tpp: SignedClient, resources, payer, text: str) ->
     return booked
 
 
-@scenario("stateful:lack-of-funds", title="lack of funds: RJCT, fundsAvailable false, PAYMENT_FAILED, never 500",
+@scenario("stateful:lack-of-funds", rule="funds-unavailable-rejected",
+          title="lack of funds: RJCT, fundsAvailable false, PAYMENT_FAILED, never 500",
           refs=("A24", "Errors 4"))
-def lack_of_funds(session: Session, check_id: str) -> None:
+def lack_of_funds(session: Session, rule: str) -> None:
     tpp = session.client()
     payer = sandbox_resources(session).payer(session, "NOK", "bban")  # paying far more than it holds (A24)
     pid = create(session, tpp, "createBulkPayment", bulk_body(LACK_OF_FUNDS_AMOUNT, debtor=payer.as_debtor(),
-                                                              text="Tomt"), check_id=check_id, ref="A23")
-    authorise(session, tpp, pid, payer.owner, check_id=check_id, where=BULK)
-    status = expect_status(session, tpp, pid, "RJCT", check_id=check_id, ref="A24", where=BULK,
+                                                              text="Tomt"))
+    authorise(session, tpp, pid, payer.owner, where=BULK)
+    status = expect_status(session, tpp, pid, "RJCT", rule=rule, ref="A24", where=BULK,
                            why="after an SCA without funds")
     if status and status.get("fundsAvailable") is not False:
-        session.disagree(None, rule=check_id, ref="A24", expected="fundsAvailable false",
+        session.disagree(None, rule=rule, ref="A24", expected="fundsAvailable false",
                          message=f"fundsAvailable is {status.get('fundsAvailable')!r}", operation="getPaymentStatus")
     again = session.call(tpp, "startPaymentAuthorisation", path={**BULK, "paymentId": pid}, headers=AUTHORISE_HEADERS)
-    session.expect(again, Expected((400,), ("PAYMENT_FAILED",)), rule=check_id, ref="A24, Errors 4",
+    session.expect(again, Expected((400,), ("PAYMENT_FAILED",)), rule=rule, ref="A24, Errors 4",
                    message=f"authorising a payment rejected for lack of funds answered {again.answer.describe()}")
 
 
@@ -284,25 +290,21 @@ def _facts(session: Session, client: SignedClient, ids: dict[str, dict]) -> Cont
     return Context(payments=payments)
 
 
-def basket(session: Session, client: SignedClient, ids: dict[str, dict], *, check_id: str, ref: str) -> Exchange:
+def basket(session: Session, client: SignedClient, ids: dict[str, dict], *, rule: str, ref: str) -> Exchange:
     """Create a basket of ``ids``; the validator, knowing the payments, predicts the answer."""
     context = _facts(session, client, ids)
     request = client.prepare("createSigningBasket", body={"paymentIds": list(ids)})
     expected, errors = session.predict(request, success=(201,), context=context)
     exchange = session.send(client, request, "createSigningBasket")
-    if session.expect(exchange, expected, rule=errors[0].rule if errors else check_id, ref=ref,
-                      message=f"a basket of {len(ids)} payments: expected {expected.describe()} ({expected.why}), "
-                              f"the target answered {exchange.answer.describe()}") and errors:
-        other_reason = reason_problem(exchange.json(), errors)  # the refusal's path (A6)
-        if other_reason:
-            session.disagree(exchange, rule=errors[0].rule, ref=ref, message=f"a basket of {len(ids)} payments: "
-                             f"{other_reason}", expected=f"{expected.describe()} naming where the request is wrong")
+    session.expect(exchange, expected, rule=errors[0].rule if errors else rule, ref=ref, errors=errors,
+                   message=f"a basket of {len(ids)} payments: expected {expected.describe()} ({expected.why}), "
+                           f"the target answered {exchange.answer.describe()}")   # a refusal's path too (A6)
     if exchange.answer.status == 201:
-        _worst_case(session, exchange, context, check_id)
+        _worst_case(session, exchange, context, rule)
     return exchange
 
 
-def _worst_case(session: Session, exchange: Exchange, context: Context, check_id: str) -> None:
+def _worst_case(session: Session, exchange: Exchange, context: Context, rule: str) -> None:
     """A2: the basket's status is the worst case of its payments (the validator's basket-status-worst-case rule
     with the payments as context), at creation and from the status operation."""
     v = session.validator_at(session.now(), context)
@@ -322,91 +324,97 @@ def _worst_case(session: Session, exchange: Exchange, context: Context, check_id
                              message=f.message)
 
 
-@scenario("stateful:basket-worst-case", title="a basket's status is the worst case of its payments",
+@scenario("stateful:basket-worst-case", rule="basket-status-worst-case",
+          title="a basket's status is the worst case of its payments",
           refs=("A2", "A1"))
-def basket_worst_case(session: Session, check_id: str) -> None:
+def basket_worst_case(session: Session, rule: str) -> None:
     tpp = session.client()
     payer = sandbox_resources(session).payer(session, "EUR", "iban")
-    authorised = sepa(session, tpp, "41.00", check_id, debtor=payer.as_debtor())
-    waiting = sepa(session, tpp, "42.00", check_id)
-    authorise(session, tpp, authorised, payer.owner, check_id=check_id)
-    basket(session, tpp, {authorised: SEPA, waiting: SEPA}, check_id=check_id, ref="A2")
+    authorised = sepa(session, tpp, "41.00", debtor=payer.as_debtor())
+    waiting = sepa(session, tpp, "42.00")
+    authorise(session, tpp, authorised, payer.owner)
+    basket(session, tpp, {authorised: SEPA, waiting: SEPA}, rule=rule, ref="A2")
 
 
-@scenario("stateful:basket-size", title="a basket holds at most 10 payments", refs=("Limits", "A1"))
-def basket_size(session: Session, check_id: str) -> None:
+@scenario("stateful:basket-size", rule="basket-size",
+          title="a basket holds at most 10 payments", refs=("Limits", "A1"))
+def basket_size(session: Session, rule: str) -> None:
     tpp = session.client()
-    ids = {sepa(session, tpp, f"{50 + i}.00", check_id): SEPA for i in range(11)}
-    basket(session, tpp, dict(list(ids.items())[:10]), check_id=check_id, ref="Limits")
-    basket(session, tpp, ids, check_id=check_id, ref="Limits")
+    ids = {sepa(session, tpp, f"{50 + i}.00"): SEPA for i in range(11)}
+    basket(session, tpp, dict(list(ids.items())[:10]), rule=rule, ref="Limits")
+    basket(session, tpp, ids, rule=rule, ref="Limits")
 
 
-@scenario("stateful:basket-reference-mix", title="bulk and periodic payments cannot be in a basket",
+@scenario("stateful:basket-reference-mix", rule="basket-reference-mix",
+          title="bulk and periodic payments cannot be in a basket",
           refs=("A1", "Errors"))
-def basket_reference_mix(session: Session, check_id: str) -> None:
+def basket_reference_mix(session: Session, rule: str) -> None:
     tpp = session.client()
-    single = sepa(session, tpp, "61.00", check_id)
-    bulk = create(session, tpp, "createBulkPayment", bulk_body("62.00"), check_id=check_id, ref="A23")
-    basket(session, tpp, {single: SEPA, bulk: BULK}, check_id=check_id, ref="A1")
+    single = sepa(session, tpp, "61.00")
+    bulk = create(session, tpp, "createBulkPayment", bulk_body("62.00"))
+    basket(session, tpp, {single: SEPA, bulk: BULK}, rule=rule, ref="A1")
     periodic_body = {**bulk_body("63.00")["payments"][0], "debtorAccount": bulk_body("63.00")["debtorAccount"],
                      "startDate": session.today().isoformat(), "frequency": "Monthly"}
     if session.unavailable("createPeriodicPayment"):
         return  # A31: not offered (the profile says so); the bulk half above still ran
     periodic = session.call(tpp, "createPeriodicPayment", body=periodic_body, query=DUPLICATES_ALLOWED)
     if periodic.answer.status == 201:
-        basket(session, tpp, {single: SEPA, _json(periodic)["paymentId"]: PERIODIC}, check_id=check_id, ref="A31")
+        basket(session, tpp, {single: SEPA, _json(periodic)["paymentId"]: PERIODIC}, rule=rule, ref="A31")
 
 
 def _cancellation(session: Session) -> dict:
     return session.spec.operation("deletePayment").raw["x-cancellation"]
 
 
-@scenario("stateful:cancellation", title="cancellation in each state (RCVD 204 then CANC, or 202 with links to "
+@scenario("stateful:cancellation", rule="cancellation",
+          title="cancellation in each state (RCVD 204 then CANC, or 202 with links to "
           "authorise it; PDNG, reached through the SCA page, and every other state 409)", refs=("A4", "A5", "A27"))
-def cancellation(session: Session, check_id: str) -> None:
-    rule = _cancellation(session)
-    refused = Expected((rule["refused"]["status"],), (rule["refused"]["code"],), "A5, A27")
+def cancellation(session: Session, rule: str) -> None:
+    cancel = _cancellation(session)
+    refused = Expected((cancel["refused"]["status"],), (cancel["refused"]["code"],), "A5, A27")
     tpp = session.client()
     resources = sandbox_resources(session)
     payer = resources.payer(session, "EUR", "iban")
 
     def delete(pid: str, state: str) -> int | None:
-        wanted = Expected((204, 202)) if state in rule["cancellable"] else refused
+        wanted = Expected((204, 202)) if state in cancel["cancellable"] else refused
         exchange = session.call(tpp, "deletePayment", path={**SEPA, "paymentId": pid})
-        session.expect(exchange, wanted, rule=check_id, ref="A5, A27",
+        session.expect(exchange, wanted, rule=rule, ref="A5, A27",
                        message=f"deleting a {state} payment answered {exchange.answer.describe()}, "
                                f"expected {wanted.describe()}")
-        if state in rule["cancellable"] and exchange.answer.status == 204:
-            expect_status(session, tpp, pid, rule["becomes"], check_id=check_id, ref="A27", why="after deletion")
-        if state in rule["cancellable"] and exchange.answer.status == 202 and not _json(exchange).get("_links"):
+        if state in cancel["cancellable"] and exchange.answer.status == 204:
+            expect_status(session, tpp, pid, cancel["becomes"], rule=rule, ref="A27", why="after deletion")
+        if state in cancel["cancellable"] and exchange.answer.status == 202 and not _json(exchange).get("_links"):
             # A4: 202 only when the cancellation needs authorisation, and then its links say where (each link is
             # judged, as every answer's, to lead to an operation of the spec)
-            session.disagree(exchange, rule=check_id, ref="A4, A27", expected="204, or 202 with _links to authorise "
+            session.disagree(exchange, rule=rule, ref="A4, A27", expected="204, or 202 with _links to authorise "
                              "the cancellation", message=f"deleting a {state} payment answered 202 without _links")
         return exchange.answer.status
 
-    received = sepa(session, tpp, "71.00", check_id)
+    received = sepa(session, tpp, "71.00")
     if delete(received, "RCVD") == 204:  # after a 202 the cancellation waits for its authorisation: not CANC yet
-        delete(received, rule["becomes"])
-    pending = sepa(session, tpp, "72.00", check_id, debtor=payer.as_debtor())
-    authorise(session, tpp, pending, payer.owner, check_id=check_id)
+        delete(received, cancel["becomes"])
+    pending = sepa(session, tpp, "72.00", debtor=payer.as_debtor())
+    authorise(session, tpp, pending, payer.owner)
     reached = status_of(session, tpp, pending).get("transactionStatus")
     if reached != "PDNG":  # Errors 8 is judged on a PDNG payment only
-        session.disagree(None, rule=check_id, ref="A24, Errors 8", expected="transactionStatus PDNG after the SCA",
+        session.disagree(None, rule=PAYMENT_LIFECYCLE, ref="A24, Errors 8",
+                         expected="transactionStatus PDNG after the SCA",
                          message=f"the payment authorised by its debtor account's owner is {reached!r}: deleting a "
                                  "PDNG payment could not be tried", operation="getPaymentStatus")
     else:
         delete(pending, "PDNG")
-    rejected = sepa(session, tpp, "73.00", check_id, debtor=payer.as_debtor())
-    authorise(session, tpp, rejected, resources.stranger(payer.owner), check_id=check_id)  # not the owner: RJCT (A24)
+    rejected = sepa(session, tpp, "73.00", debtor=payer.as_debtor())
+    authorise(session, tpp, rejected, resources.stranger(payer.owner))  # not the owner: RJCT (A24)
     delete(rejected, "RJCT")
     batch_run(session, tpp)  # executes the PDNG one (sandbox only)
     delete(pending, "ACSC")
 
 
-@scenario("stateful:request-id-replay", title="a repeated X-Request-ID as the profile's request-id-replay says (ours: "
+@scenario("stateful:request-id-replay", rule="request-id-replay",
+          title="a repeated X-Request-ID as the profile's request-id-replay says (ours: "
           "the same request answers the first response, another request with it is 409)", refs=("A29", "A17"))
-def request_id_replay(session: Session, check_id: str) -> None:
+def request_id_replay(session: Session, rule: str) -> None:
     """A29 by the profile: first-response (ours), new-request (the id detects nothing: each request is handled as
     new), conflict (any repeat is 409 CONFLICT). allowLogicalDuplicate=true keeps A30 out of it."""
     tpp = session.client()
@@ -423,40 +431,41 @@ def request_id_replay(session: Session, check_id: str) -> None:
     first_id, again_id = _json(first).get("paymentId"), _json(again).get("paymentId")
     if choice == "first-response":
         if (first.answer.status, _json(first)) != (again.answer.status, _json(again)):
-            session.disagree(again, rule=check_id, ref=ref, expected=f"the first response again "
+            session.disagree(again, rule=rule, ref=ref, expected=f"the first response again "
                              f"({first.answer.describe()} {first_id})", message="the repeated request was answered "
                              f"differently (paymentId {again_id!r})")
-        session.expect(other, conflict, rule=check_id, ref=ref,
+        session.expect(other, conflict, rule=rule, ref=ref,
                        message=f"another request with a used X-Request-ID answered {other.answer.describe()}")
     elif choice == "conflict":
-        session.expect(again, conflict, rule=check_id, ref=ref,
+        session.expect(again, conflict, rule=rule, ref=ref,
                        message=f"the same request with a used X-Request-ID answered {again.answer.describe()}")
-        session.expect(other, conflict, rule=check_id, ref=ref,
+        session.expect(other, conflict, rule=rule, ref=ref,
                        message=f"another request with a used X-Request-ID answered {other.answer.describe()}")
     else:  # new-request
-        if not session.expect(again, CREATED, rule=check_id, ref=ref, message="the same request with a used "
+        if not session.expect(again, CREATED, rule=rule, ref=ref, message="the same request with a used "
                               f"X-Request-ID, handled as new, answered {again.answer.describe()}"):
             return
         if again_id == first_id:
-            session.disagree(again, rule=check_id, ref=ref, expected="a new payment",
+            session.disagree(again, rule=rule, ref=ref, expected="a new payment",
                              message=f"the repeated request answered the first payment {first_id!r} again")
-        session.expect(other, CREATED, rule=check_id, ref=ref, message="another request with a used X-Request-ID, "
+        session.expect(other, CREATED, rule=rule, ref=ref, message="another request with a used X-Request-ID, "
                        f"handled as new, answered {other.answer.describe()}")
 
 
-@scenario("stateful:logical-duplicate", title="a logical duplicate is 409 unless allowLogicalDuplicate=true",
+@scenario("stateful:logical-duplicate", rule="logical-duplicate",
+          title="a logical duplicate is 409 unless allowLogicalDuplicate=true",
           refs=("A30",))
-def logical_duplicate(session: Session, check_id: str) -> None:
+def logical_duplicate(session: Session, rule: str) -> None:
     tpp = session.client()
     body = sepa_body("91.00", text=f"duplicate {session.seed}")
-    create(session, tpp, "createSepaCreditTransfer", body, check_id=check_id, ref="A23", query={})
+    create(session, tpp, "createSepaCreditTransfer", body, query={})
     duplicate = session.call(tpp, "createSepaCreditTransfer", body=body)
     refused = session.profile.logical_duplicates == "refused"   # A30 (profile: logical-duplicates)
-    session.expect(duplicate, Expected((409,), ("CONFLICT",)) if refused else CREATED, rule=check_id, ref="A30",
+    session.expect(duplicate, Expected((409,), ("CONFLICT",)) if refused else CREATED, rule=rule, ref="A30",
                    message=f"a logical duplicate answered {duplicate.answer.describe()}"
                    + ("" if refused else " (the profile allows logical duplicates)"))
     allowed = session.call(tpp, "createSepaCreditTransfer", body=body, query=DUPLICATES_ALLOWED)
-    session.expect(allowed, CREATED, rule=check_id, ref="A30",
+    session.expect(allowed, CREATED, rule=rule, ref="A30",
                    message=f"a duplicate with allowLogicalDuplicate=true answered {allowed.answer.describe()}")
 
 
@@ -476,7 +485,7 @@ def _pages(session: Session, client: SignedClient, operation: str, path: dict, q
     return [whole, pages]
 
 
-def _compare_pages(session: Session, check_id: str, operation: str, found: list | None) -> None:
+def _compare_pages(session: Session, rule: str, operation: str, found: list | None) -> None:
     if found is None:
         return
     whole, pages = found
@@ -484,15 +493,16 @@ def _compare_pages(session: Session, check_id: str, operation: str, found: list 
         extra = len(pages) - len(whole)
         missing = sum(1 for t in whole if t not in pages)
         # the counts are the target's data of the day: in the message, not in the expectation (the fingerprint)
-        session.disagree(None, rule=check_id, ref="A22", expected="pages concatenating to the items of the unpaged "
+        session.disagree(None, rule=rule, ref="A22", expected="pages concatenating to the items of the unpaged "
                          "list", message=f"{operation}: the pages hold {len(pages)} items of the unpaged list's "
                          f"{len(whole)} ({missing} missing, {max(extra + missing, 0)} repeated or extra)",
                          operation=operation)
 
 
-@scenario("stateful:pagination", title="card and account transactions: pages concatenate, no duplicates, no gaps; "
+@scenario("stateful:pagination", rule="transaction-pages",
+          title="card and account transactions: pages concatenate, no duplicates, no gaps; "
           "fromDate/toDate filter", refs=("A22", "A14", "A32"))
-def pagination(session: Session, check_id: str) -> None:
+def pagination(session: Session, rule: str) -> None:
     tpp = session.client()
     resources = sandbox_resources(session)
     today = session.today()
@@ -503,16 +513,16 @@ def pagination(session: Session, check_id: str) -> None:
     items = [{**example, "bookingDate": day, "transactionDate": day, "cardTransactionId": f"OBV-{session.seed}-{i}"}
              for i, day in enumerate(days * 3)]
     created = session.require(tpp, "createSandboxCardTransactions", path=card, body=items)
-    session.expect(created, CREATED, rule=check_id, ref="A15",
+    session.expect(created, CREATED, rule=rule, ref="A15",
                    message=f"creating card transactions answered {created.answer.describe()}")
 
     def booked(value) -> list:
         return (value.get("cardTransactions") or {}).get("booked") or [] if isinstance(value, dict) else []
 
-    _compare_pages(session, check_id, "listSandboxCardTransactions",
+    _compare_pages(session, rule, "listSandboxCardTransactions",
                    _pages(session, tpp, "listSandboxCardTransactions", card, {"bookingStatus": "booked"}, 2, booked))
     account = {"mockAccountId": resources.account}
-    _compare_pages(session, check_id, "listSandboxAccountTransactions",
+    _compare_pages(session, rule, "listSandboxAccountTransactions",
                    _pages(session, tpp, "listSandboxAccountTransactions", account, {}, 1,
                           lambda v: v if isinstance(v, list) else []))
     window = session.call(tpp, "listSandboxCardTransactions", path=card,
@@ -520,17 +530,18 @@ def pagination(session: Session, check_id: str) -> None:
     outside = [t for t in booked(window.json() if window.answer.status == 200 else {})
                if t.get("bookingDate") != today.isoformat()]
     if window.answer.status != 200 or outside:
-        session.disagree(window, rule=check_id, ref="A22", expected=f"only transactions booked on {today}",
+        session.disagree(window, rule=rule, ref="A22", expected=f"only transactions booked on {today}",
                          message=f"fromDate/toDate={today}: {len(outside)} transactions outside the window")
 
 
-@scenario("stateful:concurrent-creations", title="every 201 under concurrent load is stored exactly once",
+@scenario("stateful:concurrent-creations", rule="payment-id-unique",
+          title="every 201 under concurrent load is stored exactly once",
           refs=("Endpoints", "A23"))
-def concurrent_creations(session: Session, check_id: str, clients: int = 8, each: int = 4) -> None:
+def concurrent_creations(session: Session, rule: str, clients: int = 8, each: int = 4) -> None:
     missing = session.unavailable("createSepaCreditTransfer")
     if missing:  # said here, not in the worker threads
         raise NotExercised(missing)
-    created: list[tuple[str, str]] = []
+    created: list[tuple[str, dict]] = []
     failed: list[BaseException] = []
     lock = threading.Lock()
 
@@ -538,13 +549,12 @@ def concurrent_creations(session: Session, check_id: str, clients: int = 8, each
         client = session.client()
         try:
             for i in range(each):
-                amount = f"{n + 1}.{i + 10:02d}"
-                exchange = session.call(client, "createSepaCreditTransfer", body=sepa_body(amount),
-                                        query=DUPLICATES_ALLOWED)
+                body = sepa_body(f"{n + 1}.{i + 10:02d}")
+                exchange = session.call(client, "createSepaCreditTransfer", body=body, query=DUPLICATES_ALLOWED)
                 pid = _json(exchange).get("paymentId")
                 if exchange.answer.status == 201 and isinstance(pid, str) and pid:   # no id: nothing to compare
                     with lock:
-                        created.append((pid, amount))
+                        created.append((pid, body))
         except Exception as exc:  # an answer too slow or too large, an unreachable target: the check's to report
             failed.append(exc)
 
@@ -557,36 +567,34 @@ def concurrent_creations(session: Session, check_id: str, clients: int = 8, each
         raise failed[0]
     ids = [pid for pid, _a in created]
     if len(set(ids)) != len(ids):
-        session.disagree(None, rule=check_id, ref="Endpoints", expected="a distinct paymentId per 201",
+        session.disagree(None, rule=rule, ref="Endpoints", expected="a distinct paymentId per 201",
                          message=f"{len(ids) - len(set(ids))} of {len(ids)} concurrent creations got a paymentId "
                                  "another creation got too", operation="createSepaCreditTransfer")
     reader = session.client()
-    for pid, amount in created:
-        detail = session.call(reader, "getPayment", path={**SEPA, "paymentId": pid})
-        stored = (_json(detail).get("instructedAmount") or {}).get("amount")
-        if detail.answer.status != 200 or stored is None or float(stored) != float(amount):
-            # which creation is read back first wrong depends on the threads' order: its amount is in the message
-            session.disagree(detail, rule=check_id, ref="Endpoints", expected="the payment created, its amount",
-                             message=f"payment {pid} created with {amount} EUR reads back as {stored!r}")
+    for pid, body in created:
+        # which creation is read back first wrong depends on the threads' order: its amount is in the message
+        if not read_back(session, session.call(reader, "getPayment", path={**SEPA, "paymentId": pid}), pid, body):
             break
 
 
 
-@scenario("stateful:basket-ids", title="a basket's paymentIds: no repeats, each a payment of this TPP",
+@scenario("stateful:basket-ids", rule="basket-duplicate-ids",
+          title="a basket's paymentIds: no repeats, each a payment of this TPP",
           refs=("A1", "A28"))
-def basket_ids(session: Session, check_id: str) -> None:
+def basket_ids(session: Session, rule: str) -> None:
     tpp = session.client()
-    pid = sepa(session, tpp, "64.00", check_id)
+    pid = sepa(session, tpp, "64.00")
     context = _facts(session, tpp, {pid: SEPA})
     request = tpp.prepare("createSigningBasket", body={"paymentIds": [pid, pid]})
     expected, errors = session.predict(request, success=(201,), context=context)
     exchange = session.send(tpp, request, "createSigningBasket")
-    session.expect(exchange, expected, rule=errors[0].rule if errors else check_id, ref="A1",
+    session.expect(exchange, expected, rule=errors[0].rule if errors else rule, ref="A1", errors=errors,
                    message=f"a basket with the same paymentId twice: expected {expected.describe()} "
                            f"({expected.why}), the target answered {exchange.answer.describe()}")
     # An id that never existed is 400 RESOURCE_UNKNOWN (A28); the validator only warns, as its context may be partial.
-    never = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid, "enc!!b2J2YWxpZGF0ZS1ub25l"]})
-    session.expect(never, UNKNOWN_REFERENCE, rule=check_id, ref="A28",
+    never = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid, "enc!!b2J2YWxpZGF0ZS1ub25l"]},
+                         refusal_expected=True)
+    session.expect(never, UNKNOWN_REFERENCE, rule="basket-payment-unknown", ref="A28",
                    message=f"a basket with an id that never existed answered {never.answer.describe()}")
 
 
@@ -622,40 +630,41 @@ def products_offered(session: Session) -> None:
         ref = "A31" if offered else "A31 (profile products-not-offered)"
         hint = "" if offered else " (the profile says it is not offered)"
         created = session.send(tpp, tpp.prepare(operation, body=bodies[operation](), query=DUPLICATES_ALLOWED), operation)
-        session.expect(created, CREATED if offered else invalid, rule="stateful:products-offered", ref=ref,
+        session.expect(created, CREATED if offered else invalid, rule="product-offered" if offered
+                       else "product-not-offered", ref=ref,
                        message=f"creating a {product} payment{hint} answered {created.answer.describe()}"
                                + (" (if the implementation does not offer it, list it under products-not-offered)"
                                   if offered and created.answer.code == "PRODUCT_INVALID" else ""))
         service, name = product.split("/")
         path = {"payment-service": service, "payment-product": name, "paymentId": "enc!!b2J2YWxpZGF0ZS1ub25l"}
-        read = session.send(tpp, tpp.prepare("getPaymentStatus", path=path), "getPaymentStatus")
-        wanted = Expected((404,), ("RESOURCE_UNKNOWN",), "an id that never existed") if offered else \
-            Expected((403, 404), ("PRODUCT_INVALID", "RESOURCE_UNKNOWN"), invalid.why)
-        session.expect(read, wanted, rule="stateful:products-offered", ref=ref,
+        read = session.send(tpp, tpp.prepare("getPaymentStatus", path=path), "getPaymentStatus", refusal_expected=True)
+        wanted = NOT_THERE if offered else Expected((403, 404), ("PRODUCT_INVALID", "RESOURCE_UNKNOWN"), invalid.why)
+        session.expect(read, wanted, rule=RESOURCE_UNKNOWN if offered else "product-not-offered", ref=ref,
                        message=f"the status of an unknown {product} payment{hint} answered {read.answer.describe()}")
     if session.rule_off("product-unknown"):
         return
     path = {"payment-service": "payments", "payment-product": UNKNOWN_PRODUCT, "paymentId": "enc!!b2J2YWxpZGF0ZS1ub25l"}
-    unknown = session.send(tpp, tpp.prepare("getPaymentStatus", path=path), "getPaymentStatus")
+    unknown = session.send(tpp, tpp.prepare("getPaymentStatus", path=path), "getPaymentStatus", refusal_expected=True)
     session.expect(unknown, Expected((404,), ("PRODUCT_UNKNOWN",)), rule="product-unknown", ref="A7",
                    message=f"a payment product the interface does not know ({UNKNOWN_PRODUCT}) answered "
                            f"{unknown.answer.describe()}")
 
 
-@scenario("stateful:basket-membership", title="a payment in a second basket: 201 (ours: several baskets), or 409 "
+@scenario("stateful:basket-membership", rule="basket-membership",
+          title="a payment in a second basket: 201 (ours: several baskets), or 409 "
           "CONFLICT while another basket holds it when the profile's payment-baskets is one", refs=("A34", "A1"))
-def basket_membership(session: Session, check_id: str) -> None:
+def basket_membership(session: Session, rule: str) -> None:
     tpp = session.client()
     choice = session.profile.payment_baskets
     ref = "A34" if choice == "several" else "A34 (profile payment-baskets: one)"
-    pid = sepa(session, tpp, "65.00", check_id)
+    pid = sepa(session, tpp, "65.00")
     first = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid]})
-    if not session.expect(first, CREATED, rule=check_id, ref="A1",
+    if not session.expect(first, CREATED, rule=rule, ref="A1",
                           message=f"a basket of one new payment answered {first.answer.describe()}"):
         return
     second = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid]})
     wanted = CREATED if choice == "several" else Expected((409,), ("CONFLICT",), "the payment is in another basket")
-    session.expect(second, wanted, rule=check_id, ref=ref,
+    session.expect(second, wanted, rule=rule, ref=ref,
                    message=f"a second basket with a payment another basket holds answered {second.answer.describe()}"
                            + (" (if the implementation allows one basket per payment, set payment-baskets: one)"
                               if choice == "several" and second.answer.status == 409 else ""))
@@ -664,7 +673,7 @@ def basket_membership(session: Session, check_id: str) -> None:
         deleted = session.call(tpp, "deleteSigningBasket", path={"basketId": basket_id})
         if deleted.answer.status == 204:
             again = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid]})
-            session.expect(again, CREATED, rule=check_id, ref=ref, message="a basket with a payment whose basket "
+            session.expect(again, CREATED, rule=rule, ref=ref, message="a basket with a payment whose basket "
                            f"was deleted answered {again.answer.describe()}")
 
 
@@ -672,24 +681,25 @@ def basket_membership(session: Session, check_id: str) -> None:
 NOTHING_AUTHORISED = "a failure: the redirect with message (not psu-id), scaStatus failed, the payment as it was"
 
 
-def start_authorisation(session: Session, client: SignedClient, pid: str, *, check_id: str) -> Exchange:
+def start_authorisation(session: Session, client: SignedClient, pid: str) -> Exchange:
     started = session.call(client, "startPaymentAuthorisation", path={**SEPA, "paymentId": pid},
                            headers=AUTHORISE_HEADERS)
-    if not session.expect(started, CREATED, rule=check_id, ref="A23",
+    if not session.expect(started, CREATED, rule=PAYMENT_LIFECYCLE, ref="A23",
                           message=f"starting the authorisation answered {started.answer.describe()}"):
         raise Broken("startPaymentAuthorisation")
     return started
 
 
 def nothing_authorised(session: Session, client: SignedClient, started: Exchange, customer_number: str, pid: str,
-                       was: str, why: str, *, check_id: str, ref: str) -> None:
+                       was: str, why: str, *, rule: str, ref: str) -> None:
     """The PSU completes ``started`` although its payment is no longer RCVD (it is ``was``): no success redirect, the
     authorisation not finalised (failed, when the form was submitted), the payment still ``was`` (A35). One finding
     naming all that went wrong, the same expectation for every case: one defect, one finding group."""
     try:
-        redirect = submit_sca(session, started, customer_number, check_id=check_id, form_required=False)
+        redirect = submit_sca(session, started, customer_number, form_required=False)
     except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
-        session.disagree(started, rule=check_id, ref="A24", expected="the SCA page served where scaRedirect points",
+        session.disagree(started, rule=SCA_PAGE_RULE, ref="A24",
+                         expected="the SCA page served where scaRedirect points",
                          message=f"the SCA page of the authorisation could not be reached: {type(exc).__name__}: {exc}")
         raise Broken("sca page") from None
     wrong = []
@@ -707,44 +717,45 @@ def nothing_authorised(session: Session, client: SignedClient, started: Exchange
     if now is not None and now != was:
         wrong.append(f"the payment became {now} (it was {was})")
     if wrong:
-        session.disagree(None, rule=check_id, ref=ref, expected=NOTHING_AUTHORISED, operation="sca-page",
+        session.disagree(None, rule=rule, ref=ref, expected=NOTHING_AUTHORISED, operation="sca-page",
                          message=f"the SCA of a payment {why} said success where nothing was authorised: "
                                  + "; ".join(wrong))
 
 
-@scenario("stateful:sca-without-effect", title="an SCA that moves no payment does not say success: completed after "
+@scenario("stateful:sca-without-effect", rule="sca-without-effect",
+          title="an SCA that moves no payment does not say success: completed after "
           "the payment was cancelled, or after another authorisation moved it (profile open-authorisations: one - the "
           "second start 409)", refs=("A35", "A24"))
-def sca_without_effect(session: Session, check_id: str) -> None:
+def sca_without_effect(session: Session, rule: str) -> None:
     tpp = session.client()
     payer = sandbox_resources(session).payer(session, "EUR", "iban")  # one who could authorise it (A24)
     one = session.profile.open_authorisations == "one"
     ref = "A35 (profile open-authorisations: one)" if one else "A35"
     cancellation = _cancellation(session)
 
-    cancelled = sepa(session, tpp, "37.00", check_id, debtor=payer.as_debtor())
-    started = start_authorisation(session, tpp, cancelled, check_id=check_id)
+    cancelled = sepa(session, tpp, "37.00", debtor=payer.as_debtor())
+    started = start_authorisation(session, tpp, cancelled)
     deleted = session.call(tpp, "deletePayment", path={**SEPA, "paymentId": cancelled})
     # a 202 (the cancellation needs its own authorisation) or a refusal is stateful:cancellation's to judge
     if deleted.answer.status == 204 and status_of(session, tpp, cancelled).get("transactionStatus") == \
             cancellation["becomes"]:
         nothing_authorised(session, tpp, started, payer.owner, cancelled, cancellation["becomes"],
-                           "cancelled after the authorisation started", check_id=check_id, ref=ref)
+                           "cancelled after the authorisation started", rule=rule, ref=ref)
 
-    pid = sepa(session, tpp, "38.00", check_id, debtor=payer.as_debtor())
-    first = start_authorisation(session, tpp, pid, check_id=check_id)
+    pid = sepa(session, tpp, "38.00", debtor=payer.as_debtor())
+    first = start_authorisation(session, tpp, pid)
     second = session.call(tpp, "startPaymentAuthorisation", path={**SEPA, "paymentId": pid}, headers=AUTHORISE_HEADERS)
     if one:
         session.expect(second, Expected((409,), ("CONFLICT",), "another authorisation of the payment is started"),
-                       rule=check_id, ref=ref, message="a second authorisation of a payment whose first is started "
+                       rule=rule, ref=ref, message="a second authorisation of a payment whose first is started "
                        f"answered {second.answer.describe()}")
         return
-    if not session.expect(second, CREATED, rule=check_id, ref=ref, message="a second authorisation of a RCVD payment "
+    if not session.expect(second, CREATED, rule=rule, ref=ref, message="a second authorisation of a RCVD payment "
                           f"answered {second.answer.describe()}" + (" (if the implementation allows one authorisation "
                           "at a time, set open-authorisations: one)" if second.answer.status == 409 else "")):
         return
-    redirect = submit_sca(session, first, payer.owner, check_id=check_id)
+    redirect = submit_sca(session, first, payer.owner)
     if "psu-id" not in redirect or status_of(session, tpp, pid).get("transactionStatus") != "PDNG":
         return  # the first authorisation's own success is stateful:lifecycle's to judge
     nothing_authorised(session, tpp, second, payer.owner, pid, "PDNG", "another authorisation had already moved to "
-                       "PDNG", check_id=check_id, ref=ref)
+                       "PDNG", rule=rule, ref=ref)
