@@ -34,6 +34,8 @@ import socket
 import ssl
 import time
 import zlib
+
+import httptools
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import urlsplit
@@ -42,28 +44,44 @@ from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, Ht
 
 from conformance.bounded import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, Limits, seconds_text
 from conformance.exchange import ExchangeFinding, Judgement, RecordedAnswer, RecordedRequest
-from .upstream import Answer, UpstreamClosed, UpstreamConnection, UpstreamError, request_head
+from .upstream import Answer, UpstreamClosed, UpstreamConnection, UpstreamError, header_lines, request_head
 from validator.context import DEFAULT_PROFILE, Profile
 
 RAW_HEADERS = "obvalidate.raw_headers"   # the scope extension holding the request's header names as sent
 CONNECTION = "obvalidate.connection"     # the scope extension naming the client's connection (its protocol object)
+TRAILERS = "obvalidate.trailers"         # the scope extension holding a chunked request's trailers (once its body ended)
 GATEWAY_ERROR, GATEWAY_TIMEOUT = 502, 504
 TOO_LARGE, TIMED_OUT, UNREACHABLE = "answer-too-large", "request-timeout", "upstream-unreachable"
 _INFLATED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 
-def _status_line(status: int) -> bytes:
+def _status_line(status: int, version: str = "1.1") -> bytes:
     try:
         phrase = http.HTTPStatus(status).phrase
     except ValueError:
         phrase = ""
-    return f"HTTP/1.1 {status} {phrase}\r\n".encode("latin-1")
+    return f"HTTP/{version} {status} {phrase}\r\n".encode("latin-1")
 
 
 class _AnswerAsWritten(RequestResponseCycle):
-    """uvicorn's request-response cycle, which writes the answer's header names as the application gives them
-    (uvicorn's own writes them lower-cased): the proxy hands on the upstream's header lines as the upstream wrote
-    them. Everything else -- the body's framing, HEAD, flow control, keep-alive -- is uvicorn's."""
+    """uvicorn's request-response cycle, which writes the answer as the upstream framed it (uvicorn's own writes the
+    header names lower-cased, frames every answer without a length chunked, writes a 304's announced body length as
+    a promise it then breaks, and has no trailers): the header lines as the upstream wrote them (an empty value as
+    ``Name:``), the status line's HTTP version the upstream's (``http_version`` of the start message), and the body
+    in the upstream's framing (:data:`FRAMING`):
+
+    - ``none``: the answer has no body by definition (1xx, 204, 304, the answer to HEAD), whatever its headers say --
+      nothing is written after the head, and the connection stays usable;
+    - ``length``: the ``Content-Length`` body's bytes as they come;
+    - ``chunked``: each piece as a chunk, then the last chunk with the upstream's trailers (``trailers`` of the last
+      body message) as trailers, never as headers;
+    - ``close``: an answer ended by the close of the upstream's connection (neither framing) or an HTTP/1.0 answer
+      without a length: its bytes as they come, then the client's connection is closed (the close is its end, as
+      the upstream's was).
+
+    Flow control and keep-alive are uvicorn's."""
+
+    framing = "close"
 
     async def send(self, message) -> None:
         if message["type"] != "http.response.start" or self.response_started:
@@ -76,37 +94,63 @@ class _AnswerAsWritten(RequestResponseCycle):
         self.response_started = True
         self.waiting_for_100_continue = False
         status = message["status"]
-        content = [_status_line(status)]
+        version = message.get("http_version", "1.1")
+        content = [_status_line(status, version)]
         closing = False
+        framing = None
         for name, value in message.get("headers", ()):
             if HEADER_RE.search(name) or HEADER_VALUE_RE.search(value):
                 raise RuntimeError("Invalid HTTP header name or value.")
             lower = name.lower()
-            if lower == b"content-length" and self.chunked_encoding is None:
-                self.expected_content_length = int(value.decode())
-                self.chunked_encoding = False
+            if lower == b"content-length" and framing is None:
+                framing = "length"
             elif lower == b"transfer-encoding" and value.lower() == b"chunked":
-                self.expected_content_length = 0
-                self.chunked_encoding = True
+                framing = "chunked"
             elif lower == b"connection" and b"close" in [t.strip().lower() for t in value.split(b",")]:
                 self.keep_alive = False
                 closing = True
-            content.extend((name, b": ", value, b"\r\n"))
-        if not self.keep_alive and not closing:
+            content += header_lines(((name, value),))
+        if self.scope["method"] == "HEAD" or status < 200 or status in (204, 304):
+            framing = "none"
+        elif framing is None:
+            framing = "close"
+        if framing == "close" or (version == "1.0" and framing != "none"):
+            self.keep_alive = False
+        self.framing = framing
+        if not self.keep_alive and not closing and version != "1.0":
             content.append(b"Connection: close\r\n")
-        if self.chunked_encoding is None and self.scope["method"] != "HEAD" and status not in (204, 304):
-            self.chunked_encoding = True
-            content.append(b"Transfer-Encoding: chunked\r\n")
         content.append(b"\r\n")
         corked = _HeadWithFirstPiece(self.transport)
         corked.head = b"".join(content)
         self.transport = corked
 
     async def send_body(self, message) -> None:
-        await super().send(message)
-        transport = self.transport
-        if isinstance(transport, _HeadWithFirstPiece):   # no piece written (HEAD, an empty body): the head alone
-            transport.flush()
+        if self.response_complete or not self.response_started or message["type"] != "http.response.body":
+            await super().send(message)
+            return
+        if self.flow.write_paused and not self.disconnected:
+            await self.flow.drain()
+        if self.disconnected:
+            return
+        body = message.get("body", b"")
+        more_body = message.get("more_body", False)
+        if self.framing == "chunked":
+            content = [b"%x\r\n" % len(body), body, b"\r\n"] if body else []
+            if not more_body:
+                content += (b"0\r\n", *header_lines(message.get("trailers", ())), b"\r\n")
+            if content:
+                self.transport.write(b"".join(content))
+        elif self.framing != "none" and body:
+            self.transport.write(body)
+        if not more_body:
+            transport = self.transport
+            if isinstance(transport, _HeadWithFirstPiece):   # no piece written (HEAD, an empty body): the head alone
+                transport.flush()
+            self.response_complete = True
+            self.message_event.set()
+            if not self.keep_alive:
+                self.transport.close()
+            self.on_response()
 
 
 class _HeadWithFirstPiece:
@@ -156,6 +200,7 @@ class RawHeaders(HttpToolsProtocol):
         self.upstream: UpstreamConnection | None = None
         self.busy = False
         self.gone = False
+        self._upgrade_body = 0   # bytes still to come of the body of a request that asked for an upgrade
 
     def connection_made(self, transport) -> None:
         # answers go out as uvicorn writes them (status and headers, then each piece): without TCP_NODELAY the second
@@ -173,15 +218,55 @@ class RawHeaders(HttpToolsProtocol):
             self.upstream.close()
             self.upstream = None
 
+    def data_received(self, data: bytes) -> None:
+        if self._upgrade_body:   # the rest of the body of a request that asked for an upgrade
+            self._take_upgrade_body(data)
+            return
+        self._unset_keepalive_if_required()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError:
+            self.send_400_response("Invalid HTTP request received.")
+        except httptools.HttpParserUpgrade as exc:
+            # The proxy upgrades to nothing (the interface is HTTP/1.1; curl --http2 asks for h2c): the request is an
+            # ordinary one, forwarded with its Upgrade header as sent, and llhttp, which stops at an upgrade's head,
+            # leaves its Content-Length body to be handed on here. A chunked one cannot be: refused.
+            cycle = self.cycle
+            if cycle is None or cycle.scope is not self.scope:
+                return
+            length = _header(self._raw, b"content-length")
+            if _header(self._raw, b"transfer-encoding") is not None or (length or b"0").strip() and \
+                    not (length or b"0").strip().isdigit():
+                self.send_400_response("An Upgrade request's body must have a Content-Length here.")
+                return
+            cycle.keep_alive = False   # what follows the body on this connection is not read
+            self._upgrade_body = int(length or b"0")
+            self._take_upgrade_body(data[exc.args[0]:] if exc.args else b"")
+
+    def _take_upgrade_body(self, data: bytes) -> None:
+        cycle = self.cycle
+        piece = data[:self._upgrade_body]
+        self._upgrade_body -= len(piece)
+        cycle.body += piece
+        if not self._upgrade_body:
+            cycle.more_body = False
+        cycle.message_event.set()
+
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._raw = []
+        self._trailers: list[tuple[bytes, bytes]] = []
+        self._head_complete = False
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self._head_complete:   # a trailer of a chunked body: kept apart, forwarded as a trailer, never in the head
+            self._trailers.append((name, value))
+            return
         self._raw.append((name, value))
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
+        self._head_complete = True
         super().on_headers_complete()
         cycle = self.cycle
         # The request's task is created in super().on_headers_complete() but runs only once this returns to the loop
@@ -190,6 +275,7 @@ class RawHeaders(HttpToolsProtocol):
             cycle.__class__ = _AnswerAsWritten
             extensions = self.scope.setdefault("extensions", {})
             extensions[RAW_HEADERS] = self._raw
+            extensions[TRAILERS] = self._trailers
             extensions[CONNECTION] = self
 
 
@@ -299,7 +385,7 @@ class ProxyApp:
                                                                      self.ssl_context)
         return connection
 
-    async def _send(self, holder, head: bytes, body, chunked: bool, method: bytes) -> Answer:
+    async def _send(self, holder, head: bytes, body, trailers, method: bytes) -> Answer:
         """The upstream's answer (its head) to the request, on the client connection's own upstream connection."""
         connection = holder.upstream
         reused = connection is not None
@@ -309,7 +395,7 @@ class ProxyApp:
         if connection is None:
             connection = await self._open(holder)
         try:
-            return await connection.request(head, body, chunked, method)
+            return await connection.request(head, body, trailers, method)
         except UpstreamClosed:
             # a kept-alive connection the upstream closed meanwhile: once more on a new one, when nothing of the
             # request was consumed (no body)
@@ -317,7 +403,7 @@ class ProxyApp:
             if not (reused and body is None):
                 raise
             connection = await self._open(holder)
-            return await connection.request(head, body, chunked, method)
+            return await connection.request(head, body, trailers, method)
 
     async def __call__(self, scope: dict, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -359,7 +445,9 @@ class ProxyApp:
         target, headers = self._request_line(scope)
         coding = _header(headers, b"transfer-encoding")
         framed = coding is not None or _header(headers, b"content-length") not in (None, b"0")
-        chunked = coding is not None and b"chunked" in coding.lower()   # its pieces go upstream chunked again
+        # a chunked body's pieces go upstream chunked again, its trailers (known once it ended) after the last chunk
+        trailers = scope.get("extensions", {}).get(TRAILERS, []) if coding is not None \
+            and b"chunked" in coding.lower() else None
         kept = bytearray()
         state = {"over": False}
 
@@ -405,9 +493,9 @@ class ProxyApp:
                     await self.submit(Exchange(index, recorded(), answer, _ms(started), judgement=judgement,
                                                answered_by="proxy", note="answered by the proxy (--enforce)"))
                     return
-        await self._forward(index, scope, send, method, target, headers, chunked, body, recorded, state, started)
+        await self._forward(index, scope, send, method, target, headers, trailers, body, recorded, state, started)
 
-    async def _forward(self, index, scope, send, method, target, headers, chunked, body, recorded, state,
+    async def _forward(self, index, scope, send, method, target, headers, trailers, body, recorded, state,
                        started) -> None:
         limits = self.options.limits
         loop = asyncio.get_running_loop()
@@ -426,7 +514,7 @@ class ProxyApp:
         holder = scope.get("extensions", {}).get(CONNECTION) or _Unpaired()
         holder.busy = True
         try:
-            await self._exchange_upstream(index, holder, send, method, target, head, body, chunked, recorded, state,
+            await self._exchange_upstream(index, holder, send, method, target, head, body, trailers, recorded, state,
                                           started, upstream, spent_of=lambda: spent)
         finally:
             holder.busy = False
@@ -434,11 +522,11 @@ class ProxyApp:
                 holder.upstream.close()
                 holder.upstream = None
 
-    async def _exchange_upstream(self, index, holder, send, method, target, head, body, chunked, recorded, state,
+    async def _exchange_upstream(self, index, holder, send, method, target, head, body, trailers, recorded, state,
                                  started, upstream, spent_of) -> None:
         limits = self.options.limits
         try:
-            response = await upstream(self._send(holder, head, body, chunked, method.encode("ascii")))
+            response = await upstream(self._send(holder, head, body, trailers, method.encode("ascii")))
         except BaseException as exc:
             if holder.upstream is not None:   # an exchange cut short leaves its connection in no state to be reused
                 holder.upstream.close()
@@ -460,7 +548,8 @@ class ProxyApp:
         over = False
         complete = False
         try:
-            await send({"type": "http.response.start", "status": response.status, "headers": response.headers})
+            await send({"type": "http.response.start", "status": response.status, "headers": response.headers,
+                        "http_version": response.version})
             stream = response.pieces().__aiter__()
             while True:
                 if not response.ready():   # the next piece is not there yet: the client gets the head meanwhile
@@ -505,7 +594,7 @@ class ProxyApp:
             exchange.note = f"the request's body is over the {limits.max_bytes:,}-byte cap: not judged"
         await self.submit(exchange)
         if complete:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await send({"type": "http.response.body", "body": b"", "more_body": False, "trailers": response.trailers})
         # else: returning with the answer unfinished, uvicorn closes the client's connection (the status and headers
         # are gone already: the client learns of the failure as a body cut short, which it is)
 

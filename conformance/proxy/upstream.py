@@ -48,12 +48,16 @@ class UpstreamProtocolError(UpstreamError):
 
 
 class Answer:
-    """The final answer to one request: ``status``, ``headers`` (name and value bytes as sent), and its body's
-    pieces through :meth:`pieces`."""
+    """The final answer to one request: ``status``, ``headers`` (name and value bytes as sent), ``version`` (the
+    status line's HTTP version, "1.1" or "1.0"), its body's pieces through :meth:`pieces`, and once they are all
+    read, ``trailers`` (the header lines after a chunked body's last chunk; never among ``headers``)."""
 
-    def __init__(self, connection: "UpstreamConnection", status: int, headers: list[tuple[bytes, bytes]]) -> None:
+    def __init__(self, connection: "UpstreamConnection", status: int, headers: list[tuple[bytes, bytes]],
+                 version: str = "1.1") -> None:
         self.status = status
         self.headers = headers
+        self.version = version
+        self.trailers: list[tuple[bytes, bytes]] = connection.trailers
         self._connection = connection
 
     def ready(self) -> bool:
@@ -84,6 +88,7 @@ class UpstreamConnection(asyncio.Protocol):
         self._active = False
         self._head_waiter: asyncio.Future | None = None
         self._headers: list[tuple[bytes, bytes]] = []
+        self.trailers: list[tuple[bytes, bytes]] = []
         self._head_method = b""
         self._head_done = False
         self._delimited_by_close = False
@@ -153,7 +158,10 @@ class UpstreamConnection(asyncio.Protocol):
         self._headers = []
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers.append((name, value))
+        if self._head_done:   # after the head: a trailer of the chunked body
+            self.trailers.append((name, value))
+        else:
+            self._headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         if not self._active:
@@ -171,7 +179,7 @@ class UpstreamConnection(asyncio.Protocol):
         self._delimited_by_close = not framed and status not in (204, 304)
         waiter, self._head_waiter = self._head_waiter, None
         if waiter is not None and not waiter.done():
-            waiter.set_result(Answer(self, status, self._headers))
+            waiter.set_result(Answer(self, status, self._headers, self._parser.get_http_version()))
         if self._head_method == b"HEAD" or status in (204, 304):
             self._finish()
 
@@ -190,10 +198,11 @@ class UpstreamConnection(asyncio.Protocol):
             self._finish()
 
     # ---- one exchange
-    async def request(self, head: bytes, body: AsyncIterator[bytes] | None, chunked: bool,
-                      method: bytes) -> Answer:
-        """Send a request (its head as given, then its body's pieces as they come, chunked again when it came
-        chunked); the answer once its head has arrived. The body is sent whole before the answer is awaited (as
+    async def request(self, head: bytes, body: AsyncIterator[bytes] | None,
+                      trailers: list[tuple[bytes, bytes]] | None, method: bytes) -> Answer:
+        """Send a request (its head as given, then its body's pieces as they come; chunked again when it came
+        chunked, ``trailers`` not None, which are written after the last chunk -- the list is read once the body has
+        ended, as a request's trailers arrive after it); the answer once its head has arrived. The body is sent whole before the answer is awaited (as
         httpcore does): an answer the upstream gives early is kept meanwhile."""
         if self.closed or not self._reusable:
             raise UpstreamClosed("the connection is closed")
@@ -203,7 +212,7 @@ class UpstreamConnection(asyncio.Protocol):
             self._transport.write(head)
         else:
             try:
-                await self._send_body(head, body, chunked)
+                await self._send_body(head, body, trailers)
             except BaseException:
                 if not waiter.done():
                     waiter.cancel()
@@ -212,7 +221,8 @@ class UpstreamConnection(asyncio.Protocol):
                 raise
         return await waiter
 
-    async def _send_body(self, head: bytes, body: AsyncIterator[bytes], chunked: bool) -> None:
+    async def _send_body(self, head: bytes, body: AsyncIterator[bytes],
+                         trailers: list[tuple[bytes, bytes]] | None) -> None:
         """The head with the body's first piece (one write), then each piece as it comes."""
         async for piece in body:
             if not piece:
@@ -221,12 +231,13 @@ class UpstreamConnection(asyncio.Protocol):
                 await self._can_write.wait()
             if self.closed:
                 return
-            piece = b"%x\r\n%b\r\n" % (len(piece), piece) if chunked else piece
+            piece = b"%x\r\n%b\r\n" % (len(piece), piece) if trailers is not None else piece
             if head:
                 piece, head = head + piece, b""
             self._transport.write(piece)
         if not self.closed:
-            self._transport.write(head + (b"0\r\n\r\n" if chunked else b""))
+            end = b"".join((b"0\r\n", *header_lines(trailers), b"\r\n")) if trailers is not None else b""
+            self._transport.write(head + end)
 
     def ready(self) -> bool:
         return bool(self._pieces) or self._complete or self._error is not None
@@ -262,6 +273,7 @@ class UpstreamConnection(asyncio.Protocol):
         self._head_done = False
         self._delimited_by_close = False
         self._headers = []
+        self.trailers = []
         self._pieces.clear()
         self._buffered = 0
         self._complete = False
@@ -292,9 +304,17 @@ class UpstreamConnection(asyncio.Protocol):
 
 
 def request_head(method: bytes, target: bytes, headers: Iterable[tuple[bytes, bytes]]) -> bytes:
-    """The request line and header lines as given (names as sent, in order, duplicates kept)."""
+    """The request line and header lines as given (names as sent, in order, duplicates kept; an empty value as
+    ``Name:``, without a space the client did not send)."""
     lines = [method, b" ", target, b" HTTP/1.1\r\n"]
-    for name, value in headers:
-        lines += (name, b": ", value, b"\r\n")
+    lines += header_lines(headers)
     lines.append(b"\r\n")
     return b"".join(lines)
+
+
+def header_lines(headers: Iterable[tuple[bytes, bytes]]) -> list[bytes]:
+    """Header (or trailer) lines as given, each ``Name: value\\r\\n`` (``Name:\\r\\n`` for an empty value)."""
+    lines: list[bytes] = []
+    for name, value in headers:
+        lines += (name, b": ", value, b"\r\n") if value else (name, b":\r\n")
+    return lines
