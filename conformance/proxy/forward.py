@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as _dt
 import http
 import itertools
@@ -44,14 +45,17 @@ from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, Ht
 
 from conformance.bounded import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, Limits, seconds_text
 from conformance.exchange import ExchangeFinding, Judgement, RecordedAnswer, RecordedRequest
-from .upstream import Answer, UpstreamClosed, UpstreamConnection, UpstreamError, header_lines, request_head
+from .limits import HEADER_TIMEOUT, IDLE_TIMEOUT, MAX_CONNECTIONS, MAX_HEADER_BYTES, client_share
+from .upstream import (Answer, UpstreamClosed, UpstreamConnection, UpstreamError, UpstreamHeadTooLarge, header_lines,
+                       request_head)
 from validator.context import DEFAULT_PROFILE, Profile
 
 RAW_HEADERS = "obvalidate.raw_headers"   # the scope extension holding the request's header names as sent
 CONNECTION = "obvalidate.connection"     # the scope extension naming the client's connection (its protocol object)
 TRAILERS = "obvalidate.trailers"         # the scope extension holding a chunked request's trailers (once its body ended)
-GATEWAY_ERROR, GATEWAY_TIMEOUT = 502, 504
+GATEWAY_ERROR, GATEWAY_TIMEOUT, REQUEST_TIMEOUT, SERVICE_UNAVAILABLE, HEADERS_TOO_LARGE = 502, 504, 408, 503, 431
 TOO_LARGE, TIMED_OUT, UNREACHABLE = "answer-too-large", "request-timeout", "upstream-unreachable"
+HEAD_TOO_LARGE = "header-too-large"
 _INFLATED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 
@@ -194,6 +198,12 @@ class RawHeaders(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._raw: list[tuple[bytes, bytes]] = []
+        self._trailers: list[tuple[bytes, bytes]] = []
+        self._head_complete = False
+        self._head_bytes = 0     # bytes of a request's head that has not ended yet (earlier packets)
+        self._head_size = 0      # bytes of the request's line and header lines (as llhttp hands them over)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._peer: str | None = None
         # The upstream connection paired with this client connection: a client's requests come one at a time
         # (HTTP/1.1), so each client connection has one upstream connection of its own, kept alive as long as both
         # are -- no pool to search per request, and a slow exchange holds no one else's connection.
@@ -210,9 +220,49 @@ class RawHeaders(HttpToolsProtocol):
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
+        app = self.app
+        if not isinstance(app, ProxyApp):
+            return
+        peer = (self.client or ("", 0))[0]
+        refusal = app.connections.admit(peer)
+        if refusal is not None:   # over the limit, or over this client's share of it: 503 at once, logged
+            app.refuse(self, SERVICE_UNAVAILABLE, "connection-limit", refusal, peer=peer)
+            return
+        self._peer = peer
+        self._arm_head_timer()
+
+    # ---- the head's deadline and size (a connection that trickles holds a slot for header_timeout at most)
+    def _arm_head_timer(self) -> None:
+        self._disarm_head_timer()
+        self._head_timer = self.loop.call_later(self.app.options.header_timeout, self._head_late)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_late(self) -> None:
+        self._head_timer = None
+        if self.transport.is_closing():
+            return
+        if not self._head_bytes and not self.url:   # nothing of a request came: closed quietly, as an idle one
+            self.transport.close()
+            return
+        seconds = self.app.options.header_timeout
+        self.app.refuse(self, REQUEST_TIMEOUT, "header-timeout",
+                        f"the request's line and headers did not arrive within {seconds:g} s (--header-timeout)")
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # between requests the idle timeout is uvicorn's keep-alive timeout; a request's first byte arms this one
+        self._disarm_head_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
+        self._disarm_head_timer()
+        if self._peer is not None and isinstance(self.app, ProxyApp):
+            self.app.connections.release(self._peer)
+            self._peer = None
         self.gone = True
         if self.upstream is not None and not self.busy:   # a busy one is closed when its exchange ends
             self.upstream.close()
@@ -223,8 +273,21 @@ class RawHeaders(HttpToolsProtocol):
             self._take_upgrade_body(data)
             return
         self._unset_keepalive_if_required()
+        options = self.app.options if isinstance(self.app, ProxyApp) else None
+        waiting = not self._head_complete or self.cycle is None or self.cycle.response_complete
+        if options is not None and waiting:
+            if self._head_timer is None and not self.transport.is_closing():
+                self._arm_head_timer()   # the first bytes of a next request on a kept-alive connection
+            if self._head_bytes > options.max_header_bytes:   # a head still going on past the bound: not read on
+                self._head_too_large()
+                return
         try:
             self.parser.feed_data(data)
+        except httptools.HttpParserCallbackError:
+            if self._head_size <= self.app.options.max_header_bytes:
+                raise
+            self._head_too_large()
+            return
         except httptools.HttpParserError:
             self.send_400_response("Invalid HTTP request received.")
         except httptools.HttpParserUpgrade as exc:
@@ -242,6 +305,27 @@ class RawHeaders(HttpToolsProtocol):
             cycle.keep_alive = False   # what follows the body on this connection is not read
             self._upgrade_body = int(length or b"0")
             self._take_upgrade_body(data[exc.args[0]:] if exc.args else b"")
+        if self._head_complete:
+            self._head_bytes = 0
+        elif waiting:
+            self._head_bytes += len(data)
+
+    def partial_request(self, app: "ProxyApp") -> RecordedRequest | None:
+        """What arrived of a request refused before its head was complete: its line and the header lines so far
+        (None when not even its line came)."""
+        try:
+            method = self.parser.get_method().decode("latin-1")
+        except Exception:   # noqa: BLE001 - llhttp has not read a method
+            return None
+        if not self.url:
+            return None
+        return RecordedRequest(method, _text(self.url), tuple((_text(n), _text(v)) for n, v in self._raw), b"",
+                               _dt.datetime.now(_dt.timezone.utc), app.upstream.origin)
+
+    def _head_too_large(self) -> None:
+        limit = self.app.options.max_header_bytes
+        self.app.refuse(self, HEADERS_TOO_LARGE, HEAD_TOO_LARGE,
+                        f"the request's line and headers are over {limit:,} bytes (--max-header-bytes)")
 
     def _take_upgrade_body(self, data: bytes) -> None:
         cycle = self.cycle
@@ -257,16 +341,22 @@ class RawHeaders(HttpToolsProtocol):
         self._raw = []
         self._trailers: list[tuple[bytes, bytes]] = []
         self._head_complete = False
+        self._head_size = 0
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._head_complete:   # a trailer of a chunked body: kept apart, forwarded as a trailer, never in the head
             self._trailers.append((name, value))
             return
         self._raw.append((name, value))
+        self._head_size += len(name) + len(value) + 4
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
         self._head_complete = True
+        self._disarm_head_timer()
+        if isinstance(self.app, ProxyApp) and self._head_size + len(self.url) > self.app.options.max_header_bytes:
+            self._head_size += len(self.url)
+            raise _HeadTooLarge()   # stops llhttp: the request is refused, not dispatched
         super().on_headers_complete()
         cycle = self.cycle
         # The request's task is created in super().on_headers_complete() but runs only once this returns to the loop
@@ -296,8 +386,15 @@ class ProxyOptions:
     enforce: bool = False
     preserve_host: bool = False
     profile: Profile = DEFAULT_PROFILE
-    max_connections: int = 512                      # client connections open at once, each with its upstream one
-                                                    # (beyond: uvicorn answers 503)
+    max_connections: int = MAX_CONNECTIONS          # the proxy's limits (.limits: what each bounds)
+    max_client_connections: int | None = None       # None: client_share(max_connections)
+    header_timeout: float = HEADER_TIMEOUT
+    idle_timeout: float = IDLE_TIMEOUT
+    max_header_bytes: int = MAX_HEADER_BYTES
+
+    @property
+    def client_share(self) -> int:
+        return self.max_client_connections or client_share(self.max_connections)
 
 
 @dataclass
@@ -313,6 +410,7 @@ class Exchange:
     judgement: Judgement | None = None
     answered_by: str = "upstream"
     note: str | None = None
+    request_size: int | None = None   # set when the request's body was not kept: its size (bodySize in the HAR)
 
 
 class Upstream:
@@ -332,6 +430,103 @@ class Upstream:
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.authority = host if default else f"{host}:{self.port}"
         self.origin = f"{self.scheme}://{self.authority}"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A connection the proxy refused before any request (over ``--max-connections`` or a client's share)."""
+    at: _dt.datetime
+    client: str
+    status: int
+    rule: str
+    message: str
+
+
+class Admission:
+    """Client connections open at once: at most ``total``, and at most ``share`` from one client address -- so a
+    client holding many slow connections takes its share, never everyone's."""
+
+    def __init__(self, total: int, share: int) -> None:
+        self.total = total
+        self.share = share
+        self.open = 0
+        self.by_client: dict[str, int] = {}
+
+    def admit(self, client: str) -> str | None:
+        """None when admitted (counted until :meth:`release`), else why not."""
+        held = self.by_client.get(client, 0)
+        if self.open >= self.total:
+            return f"{self.open} connections are open, the proxy's limit (--max-connections {self.total})"
+        if held >= self.share:
+            return (f"{client} has {held} connections open, its share of the limit "
+                    f"(--max-client-connections {self.share})")
+        self.open += 1
+        self.by_client[client] = held + 1
+        return None
+
+    def release(self, client: str) -> None:
+        self.open -= 1
+        held = self.by_client.get(client, 1) - 1
+        if held:
+            self.by_client[client] = held
+        else:
+            self.by_client.pop(client, None)
+
+
+class Unbounded:
+    """A backlog without a bound (a :class:`ProxyApp` whose exchanges go nowhere that needs one)."""
+    limit = 0
+
+    def reserve(self, size: int) -> bool:
+        return True
+
+    def release(self, size: int) -> None:
+        pass
+
+
+class _Copy:
+    """The bodies of one exchange kept for the judge: ``request`` and ``answer``, each at most ``cap`` bytes (past
+    it, ``request_over`` / ``answer_over``), and both within the proxy's ``backlog`` (its ``reserve`` and
+    ``release``): when the backlog has no room, neither is kept (``dropped``) -- the exchange is forwarded all the
+    same and logged as not judged, and what it held is given back. ``handover()`` gives the bytes held to the one
+    who takes them over (the judging's queue), once."""
+
+    def __init__(self, backlog, cap: int) -> None:
+        self.backlog = backlog
+        self.cap = cap
+        self.request = bytearray()
+        self.answer = bytearray()
+        self.request_size = 0
+        self.request_complete = False
+        self.request_over = self.answer_over = self.dropped = False
+        self.reserved = 0
+
+    def keep(self, part: bytearray, piece: bytes) -> None:
+        if self.dropped:
+            return
+        if len(part) + len(piece) > self.cap:
+            if part is self.request:
+                self.request_over = True
+            else:
+                self.answer_over = True
+            return
+        if not self.backlog.reserve(len(piece)):
+            self.dropped = True
+            self.request.clear()
+            self.answer.clear()
+            self.backlog.release(self.reserved)
+            self.reserved = 0
+            return
+        self.reserved += len(piece)
+        part.extend(piece)
+
+    def handover(self) -> int:
+        reserved, self.reserved = self.reserved, 0
+        return reserved
+
+
+class _HeadTooLarge(Exception):
+    """A request's head over ``max_header_bytes``, raised from llhttp's callback to stop the parse."""
 
 
 class _ClientGone(Exception):
@@ -360,16 +555,44 @@ class ProxyApp:
     :class:`Exchange` (awaited before the answer's last piece goes out, so a judge that falls behind slows the
     proxy rather than piling up exchanges); ``ask`` (``--enforce``) judges a request alone before it is forwarded."""
 
-    def __init__(self, options: ProxyOptions, submit: Callable[[Exchange], Awaitable[None]],
+    def __init__(self, options: ProxyOptions, submit: Callable[[Exchange, int], Awaitable[None]],
                  ask: Callable[[RecordedRequest], Awaitable[Judgement]] | None = None,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+                 ssl_context: ssl.SSLContext | None = None, backlog=None) -> None:
         self.options = options
         self.upstream = Upstream(options.upstream)
         self.submit = submit
+        self.backlog = backlog or Unbounded()   # reserve()/release() of the bytes kept for the judge; its limit
+        self.connections = Admission(options.max_connections, options.client_share)
+        self._refusals: set[asyncio.Task] = set()
         self.ask = ask
         self._ssl = ssl_context
         self._numbers = itertools.count()
         self.spec = None
+
+    # ---- what the proxy refuses itself, before a request reaches the application
+    def refuse(self, protocol: "RawHeaders", status: int, rule: str, message: str, *, peer: str | None = None) -> None:
+        """Answer ``status`` with the documented error body on ``protocol``'s connection and close it; log it: as an
+        exchange with a client finding (``rule``) when a request's line arrived (a head too large or too slow), else
+        as a :class:`Refusal` (a connection over the limit)."""
+        code = "SYSTEM_ERROR" if status == SERVICE_UNAVAILABLE else "FORMAT_ERROR"
+        body = error_body(self.options.profile, status, code, message)
+        headers = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(body)).encode("ascii")),
+                   (b"Connection", b"close")]
+        protocol.transport.write(b"".join((_status_line(status), *header_lines(headers), b"\r\n", body)))
+        protocol.transport.close()
+        request = protocol.partial_request(self) if status != SERVICE_UNAVAILABLE else None
+        if request is None:
+            item: Any = Refusal(_dt.datetime.now(_dt.timezone.utc), peer or (protocol.client or ("",))[0], status,
+                                rule, message)
+        else:
+            answer = RecordedAnswer(status, tuple((_text(n), _text(v)) for n, v in headers), body)
+            finding = ExchangeFinding("client", rule, "error", "Limits", "", f"{request.method} {request.target}: "
+                                      f"{message}", "a request within the proxy's limits", f"{status} from the proxy")
+            item = Exchange(next(self._numbers), request, answer, 0.0, (finding,), answered_by="proxy",
+                            note=f"answered by the proxy: {message}")
+        task = asyncio.get_running_loop().create_task(self.submit(item, 0))
+        self._refusals.add(task)
+        task.add_done_callback(self._refusals.discard)
 
     # ---- the upstream connection, made in the serving loop
     @property
@@ -382,7 +605,7 @@ class ProxyApp:
 
     async def _open(self, holder) -> UpstreamConnection:
         connection = holder.upstream = await UpstreamConnection.open(self.upstream.host, self.upstream.port,
-                                                                     self.ssl_context)
+                                                                     self.ssl_context, self.options.max_header_bytes)
         return connection
 
     async def _send(self, holder, head: bytes, body, trailers, method: bytes) -> Answer:
@@ -448,8 +671,9 @@ class ProxyApp:
         # a chunked body's pieces go upstream chunked again, its trailers (known once it ended) after the last chunk
         trailers = scope.get("extensions", {}).get(TRAILERS, []) if coding is not None \
             and b"chunked" in coding.lower() else None
-        kept = bytearray()
-        state = {"over": False}
+        copy = _Copy(self.backlog, limits.max_bytes)
+        copy.request_complete = not framed
+        kept = copy.request
 
         def recorded() -> RecordedRequest:
             return RecordedRequest(method, _text(target), tuple((_text(n), _text(v)) for n, v in headers),
@@ -462,12 +686,11 @@ class ProxyApp:
                     raise _ClientGone()
                 piece = message.get("body", b"")
                 if piece:
-                    if len(kept) + len(piece) <= limits.max_bytes:
-                        kept.extend(piece)
-                    else:
-                        state["over"] = True
+                    copy.request_size += len(piece)
+                    copy.keep(kept, piece)
                     yield piece
                 if not message.get("more_body", False):
+                    copy.request_complete = True
                     return
 
         body: AsyncIterator[bytes] | None = pieces() if framed else None
@@ -477,12 +700,13 @@ class ProxyApp:
                 try:
                     async for piece in body:
                         held.append(piece)
-                        if state["over"]:
+                        if copy.request_over or copy.dropped:
                             break
                 except _ClientGone:
+                    copy.handover()
                     return
-                body = _replay(held, body if state["over"] else None)
-            if not state["over"]:
+                body = _replay(held, body if copy.request_over or copy.dropped else None)
+            if not (copy.request_over or copy.dropped):
                 judgement = await self.ask(recorded())
                 refusal = self._enforced(judgement, recorded())
                 if refusal is not None:
@@ -490,12 +714,28 @@ class ProxyApp:
                     await self._answer_own(send, status, answer_headers, answer_body)
                     answer = RecordedAnswer(status, tuple((_text(n), _text(v)) for n, v in answer_headers),
                                             answer_body)
-                    await self.submit(Exchange(index, recorded(), answer, _ms(started), judgement=judgement,
-                                               answered_by="proxy", note="answered by the proxy (--enforce)"))
+                    await self._hand_over(Exchange(index, recorded(), answer, _ms(started), judgement=judgement,
+                                                   answered_by="proxy", note="answered by the proxy (--enforce)"),
+                                          copy)
                     return
-        await self._forward(index, scope, send, method, target, headers, trailers, body, recorded, state, started)
+        try:
+                await self._forward(index, scope, send, method, target, headers, trailers, body, recorded, copy, started)
+        finally:
+            copy.handover()   # whatever was not handed over is kept no more
 
-    async def _forward(self, index, scope, send, method, target, headers, trailers, body, recorded, state,
+    async def _hand_over(self, exchange: Exchange, copy: "_Copy") -> None:
+        """The exchange to the judge, with the bytes its copy holds in the backlog; an exchange whose copy the full
+        backlog stopped is logged as not judged (its head and status; its bodies not kept)."""
+        if copy.dropped:
+            exchange.note = (f"not judged: the backlog was full ({self.backlog.limit:,} bytes, --backlog-bytes): its "
+                             "bodies were not kept")
+            exchange.request_size = copy.request_size
+            exchange.request = dataclasses.replace(exchange.request, body=b"")
+            if exchange.answer is not None:
+                exchange.answer = dataclasses.replace(exchange.answer, body=b"", truncated=True)
+        await self.submit(exchange, copy.handover())
+
+    async def _forward(self, index, scope, send, method, target, headers, trailers, body, recorded, copy,
                        started) -> None:
         limits = self.options.limits
         loop = asyncio.get_running_loop()
@@ -514,7 +754,7 @@ class ProxyApp:
         holder = scope.get("extensions", {}).get(CONNECTION) or _Unpaired()
         holder.busy = True
         try:
-            await self._exchange_upstream(index, holder, send, method, target, head, body, trailers, recorded, state,
+            await self._exchange_upstream(index, holder, send, method, target, head, body, trailers, recorded, copy,
                                           started, upstream, spent_of=lambda: spent)
         finally:
             holder.busy = False
@@ -522,7 +762,7 @@ class ProxyApp:
                 holder.upstream.close()
                 holder.upstream = None
 
-    async def _exchange_upstream(self, index, holder, send, method, target, head, body, trailers, recorded, state,
+    async def _exchange_upstream(self, index, holder, send, method, target, head, body, trailers, recorded, copy,
                                  started, upstream, spent_of) -> None:
         limits = self.options.limits
         try:
@@ -532,20 +772,24 @@ class ProxyApp:
                 holder.upstream.close()
                 holder.upstream = None
             if isinstance(exc, _ClientGone):
-                await self.submit(Exchange(index, recorded(), None, _ms(started), note="the client went away "
-                                           "before its request's body was complete"))
+                await self._hand_over(Exchange(index, recorded(), None, _ms(started), note="the client went away "
+                                               "before its request's body was complete"), copy)
+            elif isinstance(exc, TimeoutError) and not copy.request_complete:
+                await self._slow_upload(index, send, recorded, started, copy)
             elif isinstance(exc, TimeoutError):
                 what = f"got no answer within {limits.seconds:g} s (--request-timeout)"
-                await self._failed(index, send, GATEWAY_TIMEOUT, what, recorded, started, TIMED_OUT)
+                await self._failed(index, send, GATEWAY_TIMEOUT, what, recorded, started, TIMED_OUT, copy)
+            elif isinstance(exc, UpstreamHeadTooLarge):
+                await self._failed(index, send, GATEWAY_ERROR, f"answered a head too large: {exc}", recorded, started,
+                                   HEAD_TOO_LARGE, copy)
             elif isinstance(exc, (UpstreamError, OSError)):
                 what = f"could not be reached or broke off before answering: {type(exc).__name__}: {exc or 'closed'}"
-                await self._failed(index, send, GATEWAY_ERROR, what, recorded, started, UNREACHABLE)
+                await self._failed(index, send, GATEWAY_ERROR, what, recorded, started, UNREACHABLE, copy)
             else:
                 raise
             return
         own: list[ExchangeFinding] = []
-        answer_kept = bytearray()
-        over = False
+        answer_kept = copy.answer
         complete = False
         try:
             await send({"type": "http.response.start", "status": response.status, "headers": response.headers,
@@ -558,11 +802,7 @@ class ProxyApp:
                     piece = await upstream(stream.__anext__())
                 except StopAsyncIteration:
                     break
-                if not over:
-                    if len(answer_kept) + len(piece) <= limits.max_bytes:
-                        answer_kept.extend(piece)
-                    else:
-                        over = True
+                copy.keep(answer_kept, piece)
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
             complete = True
         except TimeoutError:
@@ -580,6 +820,7 @@ class ProxyApp:
             if not complete and holder.upstream is not None:   # the rest of the answer is not to be read
                 holder.upstream.close()
                 holder.upstream = None
+        over = copy.answer_over
         if over:
             own.append(ExchangeFinding(
                 "server", TOO_LARGE, "error", "Limits", "",
@@ -590,9 +831,9 @@ class ProxyApp:
         judged_body, truncated = _decoded(bytes(answer_kept), answer_headers, limits.max_bytes)
         answer = RecordedAnswer(response.status, answer_headers, judged_body, truncated or over or not complete)
         exchange = Exchange(index, recorded(), answer, _ms(started), tuple(own))
-        if state["over"]:
+        if copy.request_over:
             exchange.note = f"the request's body is over the {limits.max_bytes:,}-byte cap: not judged"
-        await self.submit(exchange)
+        await self._hand_over(exchange, copy)
         if complete:
             await send({"type": "http.response.body", "body": b"", "more_body": False, "trailers": response.trailers})
         # else: returning with the answer unfinished, uvicorn closes the client's connection (the status and headers
@@ -615,18 +856,34 @@ class ProxyApp:
                           operation=operation)
         return status, _json_headers(body, request), body
 
-    async def _failed(self, index, send, status: int, what: str, recorded, started, rule: str) -> None:
+    async def _slow_upload(self, index, send, recorded, started, copy) -> None:
+        """The request's body did not arrive within ``--request-timeout``: the client's doing (the upstream never
+        had the whole request to answer) -- 408 with the documented body and a client finding."""
+        request = recorded()
+        seconds = self.options.limits.seconds
+        message = (f"the request's body was not complete within {seconds:g} s (--request-timeout): "
+                   f"{copy.request_size:,} bytes arrived; the upstream never got the whole request")
+        body = error_body(self.options.profile, REQUEST_TIMEOUT, "FORMAT_ERROR", message)
+        headers = _json_headers(body, request, close=True)
+        await self._answer_own(send, REQUEST_TIMEOUT, headers, body)
+        answer = RecordedAnswer(REQUEST_TIMEOUT, tuple((_text(n), _text(v)) for n, v in headers), body)
+        finding = ExchangeFinding("client", TIMED_OUT, "error", "Limits", "", f"{request.method} {request.target}: "
+                                  f"{message}", "a whole request", "a request body without end")
+        await self._hand_over(Exchange(index, request, answer, _ms(started), (finding,), answered_by="proxy",
+                                       note=f"answered by the proxy: {message}"), copy)
+
+    async def _failed(self, index, send, status: int, what: str, recorded, started, rule: str, copy) -> None:
         request = recorded()
         message = f"the upstream {self.upstream.origin} {what}"
         body = error_body(self.options.profile, status, "SYSTEM_ERROR", message)
         headers = _json_headers(body, request)
         await self._answer_own(send, status, headers, body)
         answer = RecordedAnswer(status, tuple((_text(n), _text(v)) for n, v in headers), body)
-        finding = ExchangeFinding("server", rule, "error", "Limits" if rule == TIMED_OUT else "Errors", "",
-                                  f"{request.method} {request.target}: {message}", "an answer",
-                                  f"{status} from the proxy")
-        await self.submit(Exchange(index, request, answer, _ms(started), (finding,), answered_by="proxy",
-                                   note=f"answered by the proxy: {message}"))
+        section = "Limits" if rule in (TIMED_OUT, HEAD_TOO_LARGE) else "Errors"
+        finding = ExchangeFinding("server", rule, "error", section, "", f"{request.method} {request.target}: {message}",
+                                  "an answer", f"{status} from the proxy")
+        await self._hand_over(Exchange(index, request, answer, _ms(started), (finding,), answered_by="proxy",
+                                       note=f"answered by the proxy: {message}"), copy)
 
     @staticmethod
     async def _answer_own(send, status: int, headers, body: bytes) -> None:
@@ -634,8 +891,10 @@ class ProxyApp:
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-def _json_headers(body: bytes, request: RecordedRequest) -> list[tuple[bytes, bytes]]:
+def _json_headers(body: bytes, request: RecordedRequest, *, close: bool = False) -> list[tuple[bytes, bytes]]:
     headers = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(body)).encode("ascii"))]
+    if close:   # the connection's state is unknown (a request cut short): the client is told it ends here
+        headers.append((b"Connection", b"close"))
     request_id = request.header("x-request-id")
     if request_id and request_id.isascii() and request_id.isprintable():
         headers.append((b"X-Request-ID", request_id.encode("ascii")))

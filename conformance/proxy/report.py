@@ -22,7 +22,8 @@ from .judging import Tally
 def summary(tally: Tally) -> dict[str, Any]:
     return {
         "exchanges": tally.exchanges, "judged": tally.judged, "skipped": tally.skipped,
-        "not_judged": tally.not_judged, "answered_by_proxy": tally.answered_by_proxy,
+        "not_judged": tally.not_judged, "only_logged": tally.only_logged,
+        "answered_by_proxy": tally.answered_by_proxy, "refused_connections": dict(tally.refused.most_common()),
         "with_findings": tally.with_findings, "client_findings": tally.findings["client"],
         "server_findings": tally.findings["server"], "warnings": tally.warnings,
         "distinct_findings": sum(1 for g in tally.groups.values() if g.severity == "error"),

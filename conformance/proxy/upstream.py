@@ -32,6 +32,8 @@ from typing import AsyncIterator, Iterable
 
 import httptools
 
+from .limits import MAX_HEADER_BYTES
+
 BUFFERED = 256 * 1024    # bytes of an answer read ahead of the client before the upstream's socket is not read
 
 
@@ -45,6 +47,10 @@ class UpstreamClosed(UpstreamError):
 
 class UpstreamProtocolError(UpstreamError):
     """The upstream's answer is not HTTP/1.1 llhttp can parse."""
+
+
+class UpstreamHeadTooLarge(UpstreamError):
+    """The upstream's status line and headers are over the proxy's bound (``max_header_bytes``): not read on."""
 
 
 class Answer:
@@ -76,8 +82,10 @@ class Answer:
 class UpstreamConnection(asyncio.Protocol):
     """One connection to the upstream, one exchange at a time (HTTP/1.1 without pipelining)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_header_bytes: int = MAX_HEADER_BYTES) -> None:
         self._loop = asyncio.get_running_loop()
+        self._max_header_bytes = max_header_bytes
+        self._head_bytes = 0   # bytes of the answer's head so far (a head that never ends is cut at the bound)
         self._transport: asyncio.Transport | None = None
         self._parser = httptools.HttpResponseParser(self)
         self.closed = False
@@ -101,10 +109,12 @@ class UpstreamConnection(asyncio.Protocol):
 
     # ---- opening
     @classmethod
-    async def open(cls, host: str, port: int, ssl_context: ssl.SSLContext | None) -> "UpstreamConnection":
+    async def open(cls, host: str, port: int, ssl_context: ssl.SSLContext | None,
+                   max_header_bytes: int = MAX_HEADER_BYTES) -> "UpstreamConnection":
         loop = asyncio.get_running_loop()
         _transport, connection = await loop.create_connection(
-            cls, host, port, ssl=ssl_context, server_hostname=host if ssl_context is not None else None)
+            lambda: cls(max_header_bytes), host, port, ssl=ssl_context,
+            server_hostname=host if ssl_context is not None else None)
         return connection
 
     def is_available(self) -> bool:
@@ -124,11 +134,20 @@ class UpstreamConnection(asyncio.Protocol):
         if not self._active:   # bytes no request asked for: this connection is not to be trusted again
             self.close()
             return
+        if not self._head_done:
+            self._head_bytes += len(data)
+            if self._head_bytes > self._max_header_bytes + len(data):   # earlier pieces alone are over the bound
+                self._fail(UpstreamHeadTooLarge(f"the upstream's status line and headers are over "
+                                                f"{self._max_header_bytes:,} bytes (--max-header-bytes)"))
+                return
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:   # 101 Switching Protocols: what follows is not HTTP, not ours
             self._reusable = False
             self._finish()
+        except httptools.HttpParserCallbackError as exc:
+            cause = exc.__context__ if isinstance(exc.__context__, UpstreamHeadTooLarge) else None
+            self._fail(cause or UpstreamProtocolError(f"the upstream's answer is not HTTP/1.1: {exc}"))
         except httptools.HttpParserError as exc:
             self._fail(UpstreamProtocolError(f"the upstream's answer is not HTTP/1.1: {exc}"))
 
@@ -166,6 +185,10 @@ class UpstreamConnection(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         if not self._active:
             return
+        size = sum(len(name) + len(value) + 4 for name, value in self._headers)
+        if size > self._max_header_bytes:   # a head over the bound in one piece
+            raise UpstreamHeadTooLarge(f"the upstream's headers are {size:,} bytes, over {self._max_header_bytes:,} "
+                                       "(--max-header-bytes)")
         status = self._parser.get_status_code()
         if 100 <= status < 200 and status != 101:   # an interim answer: the final one follows
             return
@@ -274,6 +297,7 @@ class UpstreamConnection(asyncio.Protocol):
         self._delimited_by_close = False
         self._headers = []
         self.trailers = []
+        self._head_bytes = 0
         self._pieces.clear()
         self._buffered = 0
         self._complete = False
