@@ -47,7 +47,7 @@ from conformance.bounded import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, Limits, seco
 from conformance.exchange import ExchangeFinding, Judgement, RecordedAnswer, RecordedRequest
 from .limits import HEADER_TIMEOUT, IDLE_TIMEOUT, MAX_CONNECTIONS, MAX_HEADER_BYTES, client_share
 from .upstream import (Answer, UpstreamClosed, UpstreamConnection, UpstreamError, UpstreamHeadTooLarge, header_lines,
-                       request_head)
+                       request_head, tls_refusal)
 from validator.context import DEFAULT_PROFILE, Profile
 
 RAW_HEADERS = "obvalidate.raw_headers"   # the scope extension holding the request's header names as sent
@@ -784,6 +784,10 @@ class ProxyApp:
                                    HEAD_TOO_LARGE, copy)
             elif isinstance(exc, (UpstreamError, OSError)):
                 what = f"could not be reached or broke off before answering: {type(exc).__name__}: {exc or 'closed'}"
+                if isinstance(exc, UpstreamClosed) and self.upstream.scheme == "https":
+                    refused = await asyncio.get_running_loop().run_in_executor(
+                        None, tls_refusal, self.upstream.host, self.upstream.port, self.ssl_context)
+                    what += f" -- {refused}" if refused else ""
                 await self._failed(index, send, GATEWAY_ERROR, what, recorded, started, UNREACHABLE, copy)
             else:
                 raise

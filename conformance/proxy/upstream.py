@@ -327,6 +327,28 @@ class UpstreamConnection(asyncio.Protocol):
             waiter.set_result(None)
 
 
+def tls_refusal(host: str, port: int, context: ssl.SSLContext, seconds: float = 5.0) -> str | None:
+    """Why an https upstream closed a connection before answering, when TLS is why: a handshake and one request on
+    a connection of its own, and the TLS error they end in. A bank refusing the client certificate in TLS 1.2 fails
+    the handshake with an alert; in TLS 1.3 it ends the session after the handshake, on the first read (uvloop's
+    transport reports both as a plain close, so the proxy's own connection cannot say). None when that connection
+    gets an answer or fails for another reason. Blocking: run it in a thread."""
+    try:
+        with socket.create_connection((host, port), timeout=seconds) as raw, \
+                context.wrap_socket(raw, server_hostname=host) as tls:
+            tls.sendall(b"HEAD / HTTP/1.1\r\nHost: " + host.encode("idna") + b"\r\nConnection: close\r\n\r\n")
+            if tls.recv(1):
+                return None
+            version = tls.version()
+    except ssl.SSLError as exc:
+        return f"TLS error: {exc.reason or exc}"
+    except (OSError, UnicodeError):
+        return None
+    return (f"TLS: the upstream ended the {version} session right after the handshake, before any answer -- as a "
+            "bank does that requires a client certificate the proxy did not send (--tls-cert/--tls-key) or that "
+            "it does not accept")
+
+
 def request_head(method: bytes, target: bytes, headers: Iterable[tuple[bytes, bytes]]) -> bytes:
     """The request line and header lines as given (names as sent, in order, duplicates kept; an empty value as
     ``Name:``, without a space the client did not send)."""
