@@ -205,6 +205,7 @@ def proxy(upstream, host, port, profile_path, log_path, record_path, enforce, re
                f"({s['client_findings']} client, {s['server_findings']} server; {s['distinct_findings']} distinct; "
                f"{s['warnings']} warnings), "
                f"{s['skipped']} skipped, {s['answered_by_proxy']} answered by the proxy"
+               + (f", {s['not_judged']} not judged" if s["not_judged"] else "")
                + (f", {refused} connections refused" if refused else "")
                + (f"; stopping: {s['judged'] + s['skipped']} judged, {s['only_logged']} only logged (--stop-seconds "
                   f"{stop_seconds:g})" if s["only_logged"] else "")

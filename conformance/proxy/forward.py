@@ -56,6 +56,7 @@ TRAILERS = "obvalidate.trailers"         # the scope extension holding a chunked
 GATEWAY_ERROR, GATEWAY_TIMEOUT, REQUEST_TIMEOUT, SERVICE_UNAVAILABLE, HEADERS_TOO_LARGE = 502, 504, 408, 503, 431
 TOO_LARGE, TIMED_OUT, UNREACHABLE = "answer-too-large", "request-timeout", "upstream-unreachable"
 HEAD_TOO_LARGE = "header-too-large"
+LINGER_SECONDS = 1.0   # a refused connection's bytes are read and dropped this long before it is closed
 _INFLATED = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 
@@ -204,6 +205,7 @@ class RawHeaders(HttpToolsProtocol):
         self._head_size = 0      # bytes of the request's line and header lines (as llhttp hands them over)
         self._head_timer: asyncio.TimerHandle | None = None
         self._peer: str | None = None
+        self._refused = False
         # The upstream connection paired with this client connection: a client's requests come one at a time
         # (HTTP/1.1), so each client connection has one upstream connection of its own, kept alive as long as both
         # are -- no pool to search per request, and a slow exchange holds no one else's connection.
@@ -269,6 +271,8 @@ class RawHeaders(HttpToolsProtocol):
             self.upstream = None
 
     def data_received(self, data: bytes) -> None:
+        if self._refused:   # answered by the proxy, closing: what still comes is dropped
+            return
         if self._upgrade_body:   # the rest of the body of a request that asked for an upgrade
             self._take_upgrade_body(data)
             return
@@ -309,6 +313,18 @@ class RawHeaders(HttpToolsProtocol):
             self._head_bytes = 0
         elif waiting:
             self._head_bytes += len(data)
+
+    def answered_and_closing(self, answer: bytes) -> None:
+        """Write the proxy's own ``answer`` and close: the sending side at once, the connection after
+        :data:`LINGER_SECONDS` of reading and dropping what the client still sends (closed with unread bytes, the
+        kernel would reset the connection, and the client could lose the answer)."""
+        self._refused = True
+        self._disarm_head_timer()
+        transport = self.transport
+        transport.write(answer)
+        if transport.can_write_eof():
+            transport.write_eof()
+        self.loop.call_later(LINGER_SECONDS, transport.close)
 
     def partial_request(self, app: "ProxyApp") -> RecordedRequest | None:
         """What arrived of a request refused before its head was complete: its line and the header lines so far
@@ -578,8 +594,7 @@ class ProxyApp:
         body = error_body(self.options.profile, status, code, message)
         headers = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(body)).encode("ascii")),
                    (b"Connection", b"close")]
-        protocol.transport.write(b"".join((_status_line(status), *header_lines(headers), b"\r\n", body)))
-        protocol.transport.close()
+        protocol.answered_and_closing(b"".join((_status_line(status), *header_lines(headers), b"\r\n", body)))
         request = protocol.partial_request(self) if status != SERVICE_UNAVAILABLE else None
         if request is None:
             item: Any = Refusal(_dt.datetime.now(_dt.timezone.utc), peer or (protocol.client or ("",))[0], status,

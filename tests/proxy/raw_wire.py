@@ -95,7 +95,12 @@ class RawUpstream:
                 self.received.append(data[:end])
                 data = data[end:]
                 answer = self.answers[min(len(self.received) - 1, len(self.answers) - 1)]
-                conn.sendall(answer)
+                conn.settimeout(30)   # a large answer, to a proxy reading it at its client's pace
+                try:
+                    conn.sendall(answer)
+                except OSError:
+                    return
+                conn.settimeout(0.2)
                 if self.close:
                     return
 
@@ -113,6 +118,8 @@ def read_answer(sock: socket.socket, *, until_close: bool = False, seconds: floa
             if b"\r\n\r\n" in data and not until_close:
                 return data
             continue
+        except ConnectionResetError:
+            return data
         if not piece:
             return data
         data += piece
