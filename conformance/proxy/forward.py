@@ -515,6 +515,7 @@ class _Copy:
         self.request_size = 0
         self.request_complete = False
         self.request_over = self.answer_over = self.dropped = False
+        self.settled = False   # handed over to the judge (in order)
         self.reserved = 0
 
     def keep(self, part: bytearray, piece: bytes) -> None:
@@ -579,7 +580,10 @@ class ProxyApp:
         self.submit = submit
         self.backlog = backlog or Unbounded()   # reserve()/release() of the bytes kept for the judge; its limit
         self.connections = Admission(options.max_connections, options.client_share)
-        self._refusals: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task] = set()   # hand-overs started from callbacks, held until done
+        self._ready: dict[int, tuple[Any, int] | None] = {}   # completed exchanges by index (None: nothing to judge)
+        self._next = 0
+        self._draining = False
         self.ask = ask
         self._ssl = ssl_context
         self._numbers = itertools.count()
@@ -605,9 +609,11 @@ class ProxyApp:
                                       f"{message}", "a request within the proxy's limits", f"{status} from the proxy")
             item = Exchange(next(self._numbers), request, answer, 0.0, (finding,), answered_by="proxy",
                             note=f"answered by the proxy: {message}")
-        task = asyncio.get_running_loop().create_task(self.submit(item, 0))
-        self._refusals.add(task)
-        task.add_done_callback(self._refusals.discard)
+        if isinstance(item, Exchange):
+            self._ready[item.index] = (item, 0)
+            self._spawn(self._drain())
+        else:
+            self._spawn(self.submit(item, 0))
 
     # ---- the upstream connection, made in the serving loop
     @property
@@ -657,6 +663,7 @@ class ProxyApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                await self._flush_ready()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -676,6 +683,16 @@ class ProxyApp:
 
     async def _exchange(self, scope: dict, receive, send) -> None:
         index = next(self._numbers)
+        copy = _Copy(self.backlog, self.options.limits.max_bytes)
+        try:
+            await self._one(index, copy, scope, receive, send)
+        finally:
+            copy.handover()   # whatever was not handed over is kept no more
+            if not copy.settled:   # nothing to judge (a client gone while --enforce read its body): not waited for
+                self._ready[index] = None
+                self._spawn(self._drain())
+
+    async def _one(self, index: int, copy: "_Copy", scope: dict, receive, send) -> None:
         at = _dt.datetime.now(_dt.timezone.utc)
         started = time.perf_counter()
         limits = self.options.limits
@@ -686,7 +703,6 @@ class ProxyApp:
         # a chunked body's pieces go upstream chunked again, its trailers (known once it ended) after the last chunk
         trailers = scope.get("extensions", {}).get(TRAILERS, []) if coding is not None \
             and b"chunked" in coding.lower() else None
-        copy = _Copy(self.backlog, limits.max_bytes)
         copy.request_complete = not framed
         kept = copy.request
 
@@ -718,7 +734,6 @@ class ProxyApp:
                         if copy.request_over or copy.dropped:
                             break
                 except _ClientGone:
-                    copy.handover()
                     return
                 body = _replay(held, body if copy.request_over or copy.dropped else None)
             if not (copy.request_over or copy.dropped):
@@ -733,10 +748,37 @@ class ProxyApp:
                                                    answered_by="proxy", note="answered by the proxy (--enforce)"),
                                           copy)
                     return
+        await self._forward(index, scope, send, method, target, headers, trailers, body, recorded, copy, started)
+
+    # ---- to the judge, in the order the requests started
+    def _spawn(self, awaitable) -> None:
+        task = asyncio.get_running_loop().create_task(awaitable)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _drain(self) -> None:
+        """Hand the exchanges over in the order their requests started (their index), each as soon as every one
+        before it is there: the judge learns the session in the order things happened -- two status reads that
+        overlap are judged in the order they were asked, as ``obvalidate traffic`` judges the recording (by
+        startedDateTime) -- whatever order their answers end in. One coroutine drains at a time."""
+        if self._draining:
+            return
+        self._draining = True
         try:
-                await self._forward(index, scope, send, method, target, headers, trailers, body, recorded, copy, started)
+            while self._next in self._ready:
+                item = self._ready.pop(self._next)
+                self._next += 1
+                if item is not None:
+                    await self.submit(*item)
         finally:
-            copy.handover()   # whatever was not handed over is kept no more
+            self._draining = False
+
+    async def _flush_ready(self) -> None:
+        """At the end of serving: whatever still waits for an earlier exchange, in order."""
+        for index in sorted(self._ready):
+            item = self._ready.pop(index)
+            if item is not None:
+                await self.submit(*item)
 
     async def _hand_over(self, exchange: Exchange, copy: "_Copy") -> None:
         """The exchange to the judge, with the bytes its copy holds in the backlog; an exchange whose copy the full
@@ -748,7 +790,9 @@ class ProxyApp:
             exchange.request = dataclasses.replace(exchange.request, body=b"")
             if exchange.answer is not None:
                 exchange.answer = dataclasses.replace(exchange.answer, body=b"", truncated=True)
-        await self.submit(exchange, copy.handover())
+        copy.settled = True
+        self._ready[exchange.index] = (exchange, copy.handover())
+        await self._drain()
 
     async def _forward(self, index, scope, send, method, target, headers, trailers, body, recorded, copy,
                        started) -> None:
@@ -859,18 +903,27 @@ class ProxyApp:
         # are gone already: the client learns of the failure as a body cut short, which it is)
 
     def _enforced(self, judgement: Judgement, request: RecordedRequest):
-        """The refusal a conforming bank gives a request with client errors (the judge's prediction), or None."""
-        errors = [f for f in judgement.findings if f.party == "client" and f.severity == "error"]
+        """The refusal a conforming bank gives a request with client errors, or None: each error's status and code
+        as the validator gives them by the profile, and of several, the one a bank checks first -- the reference
+        sandbox's order (a missing signature is 401 SIGNATURE_MISSING before a missing Digest's 400, A8) -- with
+        every error of that status in its messages, as the sandbox words them."""
+        from conformance.sandbox.app import STATUS_PRIORITY
+
+        errors = [f for f in judgement.findings if f.party == "client" and f.severity == "error" and f.status]
         if not errors or judgement.predicted is None or judgement.predicted[0] < 400:
             return None
-        status, code = judgement.predicted
+        rank = {s: i for i, s in enumerate(STATUS_PRIORITY)}
+        errors.sort(key=lambda f: rank.get(f.status, len(rank)))
+        status = errors[0].status
+        errors = [f for f in errors if f.status == status]
+        code = errors[0].code
         operation = None
         if judgement.operation:
             from validator.spec import load_spec
 
             self.spec = self.spec or load_spec()
             operation = self.spec.operation(judgement.operation)
-        messages = [(code or "FORMAT_ERROR", _message_path(f.pointer), f.message) for f in errors]
+        messages = [(f.code or "FORMAT_ERROR", _message_path(f.pointer), f.message) for f in errors]
         body = error_body(self.options.profile, status, code or "FORMAT_ERROR", "", messages=messages,
                           operation=operation)
         return status, _json_headers(body, request), body
