@@ -8,11 +8,13 @@ header names; :class:`RawHeaders` keeps the names as sent), a header sent twice 
 arrive (``Content-Length`` or ``Transfer-Encoding: chunked``, as the client framed it). The one change is ``Host``:
 the upstream's authority, in the place the client's ``Host`` had, since a bank's server is found by its own name
 (``--preserve-host`` forwards the client's). Nothing is added: the request's head is written as it came
-(:mod:`.upstream`), no header dropped, none of a client library's own added.
+(:mod:`.upstream`), no header dropped, none of a client library's own added; a chunked request's trailers follow its
+last chunk, never merged into the head.
 
 What comes back: the status, every header line as the upstream sent it (uvicorn writes no ``Server`` or ``Date`` of
-its own here), the body's bytes undecoded (a gzip answer stays gzip). The reason phrase is the standard one of the
-status (ASGI carries none). Redirects are not followed and absolute links are not rewritten.
+its own here), the body's bytes undecoded (a gzip answer stays gzip) in the upstream's framing
+(:class:`_AnswerAsWritten`). The reason phrase is the standard one of the status (ASGI carries none). Redirects are
+not followed and absolute links are not rewritten.
 
 Bounds: the request and the answer stream through in pieces (flow control both ways: a client that reads slowly slows
 the reading of its upstream answer, nobody else's), and the judge's copy of each body stops at ``Limits.max_bytes``
@@ -21,7 +23,12 @@ upstream gets ``Limits.seconds`` in all (connecting, the status line and headers
 the client to take the answer does not count): past it before the answer started, the client gets 504; during the
 body, the connection to the client is closed (the answer cannot be changed any more) and it is a ``request-timeout``
 finding. An upstream that cannot be reached or breaks off before answering gets 502. Both carry the documented error
-body (A6, the profile's error-body: tppMessages with SYSTEM_ERROR, or the bulk operation's body).
+body (A6, the profile's error-body: tppMessages with SYSTEM_ERROR, or the bulk operation's body). A request body
+that does not arrive in that time is the client's 408. The copies every exchange keeps count against the judging's
+backlog (:class:`_Copy`). Before a request reaches the application, :class:`RawHeaders` holds the connection limits
+(:class:`ProxyOptions`, :mod:`.limits`): a head's time and size, connections at once and per client address, each
+refusal answered with the documented body and logged. Exchanges go to the judge in the order their requests started
+(:meth:`ProxyApp._drain`).
 """
 from __future__ import annotations
 
