@@ -59,7 +59,7 @@ from validator.context import DEFAULT_PROFILE, Profile
 
 RAW_HEADERS = "obvalidate.raw_headers"   # the scope extension holding the request's header names as sent
 CONNECTION = "obvalidate.connection"     # the scope extension naming the client's connection (its protocol object)
-TRAILERS = "obvalidate.trailers"         # the scope extension holding a chunked request's trailers (once its body ended)
+TRAILERS = "obvalidate.trailers"         # the scope extension holding a chunked request's trailers (once it ended)
 GATEWAY_ERROR, GATEWAY_TIMEOUT, REQUEST_TIMEOUT, SERVICE_UNAVAILABLE, HEADERS_TOO_LARGE = 502, 504, 408, 503, 431
 TOO_LARGE, TIMED_OUT, UNREACHABLE = "answer-too-large", "request-timeout", "upstream-unreachable"
 HEAD_TOO_LARGE = "header-too-large"
@@ -129,7 +129,7 @@ class _AnswerAsWritten(RequestResponseCycle):
         if framing == "close" or (version == "1.0" and framing != "none"):
             self.keep_alive = False
         self.framing = framing
-        if not self.keep_alive and not closing and version != "1.0":
+        if not self.keep_alive and not closing and version != "1.0" and framing != "close":
             content.append(b"Connection: close\r\n")
         content.append(b"\r\n")
         corked = _HeadWithFirstPiece(self.transport)

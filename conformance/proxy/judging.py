@@ -279,16 +279,20 @@ class Judging:
         return await answer
 
     async def _put(self, item, kept: int = 0) -> None:
-        self.release(kept)
-        while self._waiting_bytes > self._backlog and not self._broken and not self._stopping:
+        # Past half the backlog queued for the pipe, wait (the proxy slows to its judge's pace); the other half is
+        # for the bodies exchanges in flight keep. The exchange's own bytes stay reserved while it waits: what
+        # waits counts, so the bound holds however many exchanges end at once.
+        while self._waiting_bytes > self._backlog // 2 and not self._broken and not self._stopping:
             if self._room is None:
                 self._room = asyncio.Event()
                 self._room_loop = asyncio.get_running_loop()
             self._room.clear()
             await self._room.wait()
         if self._broken:   # the judge is gone: nothing to hand over (close() reports how it ended)
+            self.release(kept)
             return
         frame = _frame(item)
+        self.release(kept)   # its bytes are the frame's now, counted as gathered or waiting
         if item[0] == _ASK:   # a request waits for this answer: at once, behind the exchanges gathered before it
             self._send_gathered()
             self._write(frame)

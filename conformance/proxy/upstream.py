@@ -225,8 +225,8 @@ class UpstreamConnection(asyncio.Protocol):
                       trailers: list[tuple[bytes, bytes]] | None, method: bytes) -> Answer:
         """Send a request (its head as given, then its body's pieces as they come; chunked again when it came
         chunked, ``trailers`` not None, which are written after the last chunk -- the list is read once the body has
-        ended, as a request's trailers arrive after it); the answer once its head has arrived. The body is sent whole before the answer is awaited (as
-        httpcore does): an answer the upstream gives early is kept meanwhile."""
+        ended, as a request's trailers arrive after it); the answer once its head has arrived. The body is sent whole
+        before the answer is awaited (as httpcore does): an answer the upstream gives early is kept meanwhile."""
         if self.closed or not self._reusable:
             raise UpstreamClosed("the connection is closed")
         self._reset(method)
