@@ -191,6 +191,7 @@ def test_sigterm_under_a_full_backlog_logs_every_answered_exchange_in_bounded_ti
         process.send_signal(signal.SIGTERM)
         _out, err = process.communicate(timeout=60)
         took = time.monotonic() - stopped
+    print(f"SIGTERM with 48 answered exchanges queued: stopped in {took:.1f} s; {err.strip().splitlines()[-1]}")
     assert statuses == [400] * 48
     logged = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert sorted(line["entry"] for line in logged if line["type"] == "exchange") == list(range(48))
