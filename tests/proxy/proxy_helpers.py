@@ -148,11 +148,10 @@ def proxy_command(*arguments: str):
         wait_listening(port, process)
         yield process, port
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate(timeout=10)   # its pipes closed
-        with contextlib.suppress(ProcessLookupError):   # the judge, if the proxy's end left it behind
-            os.killpg(process.pid, signal.SIGKILL)
+        if process.returncode is None:   # not reaped yet: its id is still its group's, no one else's
+            with contextlib.suppress(ProcessLookupError):   # the proxy and its judge at once (the judge holds its pipes)
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate(timeout=10)   # reaped, its pipes closed
 
 
 def wait_listening(port: int, process: subprocess.Popen) -> None:
