@@ -53,6 +53,18 @@ def not_judged_message(why: str) -> str:
     return f"answer not judged: {why}"
 
 
+def text_of(value: Any) -> str | None:
+    """The words a decoded error answer gives: ``tppMessages[0].text`` (A6), or the bulk error body's ``message``."""
+    if not isinstance(value, dict):
+        return None
+    messages = value.get("tppMessages")
+    if isinstance(messages, list) and messages and isinstance(messages[0], dict):
+        text = messages[0].get("text")
+    else:
+        text = value.get("message")
+    return text[:300] if isinstance(text, str) else None
+
+
 def code_of(value: Any) -> str | None:
     """The error code a decoded answer names: ``tppMessages[0].code`` (A6), or the bulk error body's ``code``."""
     if not isinstance(value, dict):

@@ -25,6 +25,7 @@ import datetime as _dt
 import threading
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from validator.context import DEFAULT_PROFILE, Profile
 from validator.findings import ERROR, Finding
@@ -32,11 +33,11 @@ from validator.request import resolve_operation
 from validator.spec import Operation, Spec
 
 from .expect import Expected
-from .lifecycle import DEFAULT_CAPACITY, Lifecycle, names_existing, names_payments
+from .lifecycle import DEFAULT_CAPACITY, Lifecycle, body_ids as _body_ids, names_existing, names_payments
 from .oracle import CODE_UNDECIDED, Oracle, declared
 from .reasons import reason_problem
 from .record import RecordedAnswer, RecordedRequest, normal_origin, split_target
-from .decoding import Decoded, code_of, decode
+from .decoding import Decoded, code_of, decode, text_of
 from .origins import Origins
 from .responses import ResponseKinds
 
@@ -50,6 +51,8 @@ PATH_UNKNOWN = "path-unknown"  # the validator's rule of a path no operation of 
 NOT_RESOURCES = frozenset({"payment-service", "payment-product"})
 # The rule ids of the judge's own server findings (a prediction disagreement carries the rule the request breaks).
 VALID_REFUSED = "valid-request-refused"
+UNKNOWN_NAMED = "resource-unknown-named"    # a client finding: a refusal the session's own exchanges explain
+REFUSED = "request-refused"                 # a client warning: a refusal for the bank's state, quoted
 SERVER_ERROR = "server-error"
 PRODUCT_NOT_OFFERED = "product-not-offered"
 OPERATION_ABSENT = "operation-absent"
@@ -66,6 +69,8 @@ class ExchangeFinding:
     message: str
     expected: str | None = None      # server findings: the answer a conforming bank gives
     actual: str | None = None        # server findings: the answer given
+    status: int | None = None        # client findings: the refusal the rule asks of a bank (by the profile) ...
+    code: str | None = None          # ... and its code
 
     def as_dict(self) -> dict[str, Any]:
         out = {"party": self.party, "rule": self.rule, "severity": self.severity, "ref": self.ref,
@@ -182,7 +187,9 @@ class ExchangeJudge:
             return Judgement(None, f"not an operation of the spec (no path of the spec is {path})", ())
         context = self.lifecycle.request_context(op, request) if op is not None else None
         findings = self.oracle.findings(sent, at=request.at, context=context)
-        found = [ExchangeFinding(CLIENT, f.rule, f.severity, f.ref or "", f.pointer, f.message) for f in findings]
+        found = [ExchangeFinding(CLIENT, f.rule, f.severity, f.ref or "", f.pointer, f.message,
+                                 status=f.status or 400 if f.severity == ERROR else None,
+                                 code=f.code or "FORMAT_ERROR" if f.severity == ERROR else None) for f in findings]
         success = declared(self.spec, op.operation_id)[0] if op is not None else ()
         expected, errors = self.oracle.predict(sent, success=success, findings=findings)
         if errors and all(e.rule in CODE_UNDECIDED for e in errors):
@@ -199,7 +206,7 @@ class ExchangeJudge:
         if errors:
             found += self._refused_request(op, resolution.path_values, sent, answer, code, actual, expected, errors)
         elif op is not None:
-            found += self._valid_request(op, resolution.path_values, answer, code, actual, success)
+            found += self._valid_request(op, resolution.path_values, answer, code, actual, success, request)
         if op is not None and answer.status != RATE_LIMITED:  # a limit says nothing of the operation (RFC 6585)
             found += self._answer(op, resolution.path_values, path, answer, actual, decoded)
             if not errors:
@@ -239,9 +246,11 @@ class ExchangeJudge:
         return []
 
     def _valid_request(self, op: Operation, path_values: dict[str, str], answer: RecordedAnswer,
-                       code: str | None, actual: str, success: tuple[int, ...]) -> list[ExchangeFinding]:
+                       code: str | None, actual: str, success: tuple[int, ...],
+                       request: RecordedRequest | None = None) -> list[ExchangeFinding]:
         """A request the validator finds no error in: a declared success, or a refusal some state of the bank
-        explains (:meth:`state_refusal`)."""
+        explains (:meth:`state_refusal`) -- then the client's: explained from what the session showed
+        (:meth:`refusal_from_session`) or quoted; a refused request is never silent."""
         status = answer.status
         wanted = "/".join(map(str, success))
         if status in success or status == RATE_LIMITED or 300 <= status < 400 and status not in success:
@@ -256,7 +265,9 @@ class ExchangeJudge:
             return [ExchangeFinding(SERVER, rule, ERROR, ref, "/status", f"the bank {note} ({actual})", wanted,
                                     actual)]
         if self.refusal_explained(op, status, code, answer.body):
-            return []
+            if (status, code) not in self.state_refusals(op) or request is None:
+                return []   # SCA needed: the flow goes on, nothing is refused
+            return self.refusal_from_session(op, path_values, request, answer, actual)
         allowed = self.state_refusals(op)
         statuses_for_code = [s for s, c in allowed if c == code]
         if statuses_for_code:
@@ -269,6 +280,29 @@ class ExchangeJudge:
                                 f"a valid request of {op.operation_id} refused with {actual}: the validator finds no "
                                 f"error, and no state of the bank explains it (state refusals: {refusals})",
                                 f"{wanted} or a state refusal", actual)]
+
+    def refusal_from_session(self, op: Operation, path_values: dict[str, str], request: RecordedRequest,
+                             answer: RecordedAnswer, actual: str) -> list[ExchangeFinding]:
+        """A valid request refused for the bank's state, as the client's finding: a RESOURCE_UNKNOWN naming an id
+        this session never saw issued (nor read) is explained by the session -- an error of the request; any other
+        state refusal (a conflict, a payment failed, an id the session knows) is quoted as a warning."""
+        code = code_of(decode(answer.body).value) if not answer.truncated else None
+        if code == "RESOURCE_UNKNOWN":
+            named = [(name, unquote(path_values[name])) for name in ("paymentId", "basketId", "authorisationId")
+                     if path_values.get(name)]
+            if names_payments(self.spec, op):
+                ids = _body_ids(request.body)
+                named += [("paymentIds", i) for i in ids]
+            unseen = [(name, rid) for name, rid in named if self.lifecycle.resources.get(rid) is None]
+            if unseen:
+                where = "; ".join(f"{name} {rid!r}" for name, rid in unseen[:5])
+                return [ExchangeFinding(CLIENT, UNKNOWN_NAMED, ERROR, "A28", "/status",
+                                        f"{op.operation_id} names {where}, which no answer of this session issued: "
+                                        f"the bank's {actual} says so")]
+        text = text_of(decode(answer.body).value) if not answer.truncated else None
+        return [ExchangeFinding(CLIENT, REFUSED, "warning", "A7", "/status",
+                                f"{op.operation_id} refused with {actual} for the bank's state"
+                                + (f": {text!r}" if text else ""))]
 
     def profile_decision(self, op: Operation, path_values: dict[str, str], method: str, status: int | None,
                          code: str | None) -> tuple[str, str, str] | None:

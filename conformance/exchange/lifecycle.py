@@ -275,6 +275,16 @@ class Lifecycle:
             self.resources.put(body["authorisationId"], Resource("authorisationId", tpp))
         elif request.method.upper() == "DELETE" and path_values.get("basketId") and answer.status == 204:
             self.resources.pop(unquote(path_values["basketId"]), None)  # A27: a deleted basket is 404
+        elif request.method.upper() == "DELETE" and path_values.get("paymentId") and answer.status == 204:
+            # cancelled without an authorisation (a 202 asks for one: nothing changed yet): CANC, which a basket
+            # holding it counts at its worst (A2)
+            payment_id = unquote(path_values["paymentId"])
+            resource = self.resources.get_recent(payment_id)
+            if resource is not None:
+                resource.status = "CANC"
+            else:
+                service, product = _service_product(op, path_values)
+                self.resources.put(payment_id, Resource("paymentId", None, service, product, "CANC"))
         elif status is not None and not path_values.get("authorisationId"):
             for name in ("paymentId", "basketId"):
                 if path_values.get(name):
@@ -318,6 +328,12 @@ def _json(body: bytes) -> dict:
     except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def body_ids(body: bytes) -> list[str]:
+    """The paymentIds a basket creation's body names (the ones that are text)."""
+    ids = _json(body).get("paymentIds")
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
 
 
 def _issued(body: dict) -> tuple[tuple[str, str], ...]:

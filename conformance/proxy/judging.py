@@ -22,6 +22,7 @@ import itertools
 import os
 import pickle
 import shlex
+import signal
 import struct
 import sys
 import threading
@@ -34,9 +35,11 @@ from conformance.exchange import ExchangeFinding, ExchangeJudge, Judgement, Reco
 from conformance.traffic import har
 from validator.formats.escape import printable
 
-from .forward import Exchange
+from .forward import Exchange, Refusal
+from .limits import BACKLOG, JUDGE_SECONDS, STOP_SECONDS
 
-BACKLOG = 64 * 1024 * 1024   # bytes of exchanges waiting for the pipe to the judge, at most
+LOGGED_FINDINGS = 100        # finding lines of one exchange in --log, at most (then one line with the count left)
+INLINE_CURL_BYTES = 1024     # a body longer than this is not repeated in a finding's curl: read from its exchange line
 GATHER_SECONDS = 0.005       # exchanges completed within this go to the judge together
 GATHER_BYTES = 256 * 1024    # ... or as soon as this much is gathered
 JUDGE_NICENESS = 10         # the judging process's CPU priority below the forwarding's (see _work)
@@ -69,6 +72,7 @@ class Tally:
     judged: int = 0
     skipped: int = 0
     not_judged: int = 0
+    only_logged: int = 0       # queued when the proxy stopped, past its --stop-seconds: logged, not judged
     answered_by_proxy: int = 0
     with_findings: int = 0     # exchanges with an error finding
     warnings: int = 0
@@ -77,6 +81,11 @@ class Tally:
     skip_reasons: Counter = field(default_factory=Counter)
     groups: dict[tuple[str, str, str | None], FindingGroup] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    refused: Counter = field(default_factory=Counter)          # connections refused before a request, by rule
+
+    def add_refusal(self, refusal: Refusal) -> None:
+        self.refused[refusal.rule] += 1
+        self.statuses[refusal.status] += 1
 
     def add(self, exchange: Exchange, judgement: Judgement | None, findings: tuple[ExchangeFinding, ...],
             curl: str) -> None:
@@ -113,13 +122,23 @@ class Tally:
                     "curl": curl})
 
 
-def curl(request: RecordedRequest) -> str:
+def curl(request: RecordedRequest, *, log: str | None = None, entry: int | None = None) -> str:
     """A curl command sending the request again as the proxy forwarded it, to the upstream: every header but
-    ``Host`` (the URL's) and ``Content-Length`` (curl's own count), the exact body."""
+    ``Host`` (the URL's) and ``Content-Length`` (curl's own count), the exact body. A body over
+    :data:`INLINE_CURL_BYTES` with the ``log`` it is written in (its exchange line, ``entry``) is read from there
+    (jq) rather than repeated in each finding's command: an exchange's body is in the log once."""
     parts = ["curl", "-sS", "-i", "-X", shlex.quote(request.method), shlex.quote(har.request_url(request))]
     for name, value in request.headers:
         if name.lower() not in ("host", "content-length"):
             parts += ["-H", shlex.quote(f"{name}: {value}")]
+    if log is not None and entry is not None and len(request.body) > INLINE_CURL_BYTES:
+        decode = ""
+        try:
+            request.body.decode("utf-8")
+        except UnicodeDecodeError:   # the log holds it in base64
+            decode = " | base64 -d"
+        select = f'select(.type == "exchange" and .entry == {entry}) | .request.postData.text'
+        return f"jq -j {shlex.quote(select)} {shlex.quote(log)}{decode} | {' '.join(parts)} --data-binary @-"
     if request.body:
         try:
             parts += ["--data-binary", shlex.quote(request.body.decode("utf-8"))]
@@ -180,14 +199,19 @@ class Judging:
     the outputs and returns the session's :class:`Tally`."""
 
     def __init__(self, outputs: Outputs = Outputs(), *, profile=None, base_path: str = "",
-                 origins: tuple[str, ...] = (), backlog: int = BACKLOG, asks: bool = False) -> None:
+                 origins: tuple[str, ...] = (), backlog: int = BACKLOG, asks: bool = False,
+                 judge_seconds: float = JUDGE_SECONDS, stop_seconds: float = STOP_SECONDS) -> None:
         import multiprocessing
 
         context = multiprocessing.get_context("spawn")   # the serving process may have threads: no fork
         receiving, self._sending = context.Pipe(duplex=False)
         self._replies = context.Queue()
+        self._stop_by = context.Value("d", 0.0, lock=False)   # once stopping: the time judging ends, logging goes on
+        self.stop_seconds = stop_seconds
+        self._stopping = False
         self._process = context.Process(target=_work, name="obvalidate-proxy-judge", daemon=True,
-                                        args=(receiving, self._replies, outputs, profile, base_path, origins, asks))
+                                        args=(receiving, self._replies, outputs, profile, base_path, origins, asks,
+                                              judge_seconds, self._stop_by))
         self._process.start()
         receiving.close()
         self._fd = self._sending.fileno()
@@ -196,7 +220,8 @@ class Judging:
 
             fcntl.fcntl(self._fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         os.set_blocking(self._fd, False)
-        self._backlog = backlog
+        self._backlog = self.limit = backlog
+        self._kept = 0   # bytes of bodies the exchanges in flight keep for the judge (reserve)
         self._waiting: collections.deque[memoryview] = collections.deque()   # what the pipe has not taken yet
         self._waiting_bytes = 0
         self._gathered: list[bytes] = []   # exchanges handed over together, GATHER_SECONDS after the first
@@ -204,6 +229,7 @@ class Judging:
         self._gather_timer: asyncio.TimerHandle | None = None
         self._writer_loop: asyncio.AbstractEventLoop | None = None
         self._room: asyncio.Event | None = None
+        self._room_loop: asyncio.AbstractEventLoop | None = None
         self._broken = False
         self._asked: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future]] = {}
         self._numbers = itertools.count()
@@ -213,10 +239,35 @@ class Judging:
         self._reader.start()
 
     # ---- from the serving loop
-    async def submit(self, exchange: Exchange) -> None:
-        """Hand a completed exchange to the judge; while the backlog is full, wait (the proxy slows to its judge's
-        pace)."""
-        await self._put((_JUDGE, 0, exchange))
+    def reserve(self, size: int) -> bool:
+        """Room for ``size`` more bytes of an exchange's bodies, kept for the judge: False when the backlog (what
+        every exchange in flight keeps, and what waits for the pipe) would pass its bound -- that exchange is then
+        forwarded all the same and logged as not judged, whatever the number of exchanges at once."""
+        if self._kept + self._waiting_bytes + self._gathered_bytes + size > self._backlog:
+            return False
+        self._kept += size
+        return True
+
+    def release(self, size: int) -> None:
+        """Bytes :meth:`reserve` granted that are kept no more (handed over, or dropped)."""
+        self._kept -= size
+
+    def stopping(self) -> None:
+        """The proxy stops (SIGINT/SIGTERM): what is queued is judged for ``stop_seconds`` more, then only logged;
+        exchanges completing meanwhile are handed over without waiting for room (a stop never drops an exchange
+        whose answer went out)."""
+        if not self._stopping:
+            self._stopping = True
+            self._stop_by.value = time.time() + self.stop_seconds
+            room, loop = self._room, self._room_loop
+            if room is not None and loop is not None:   # from the serving loop's thread or another one
+                with contextlib.suppress(RuntimeError):   # the loop has ended: nobody waits for room
+                    loop.call_soon_threadsafe(room.set)
+
+    async def submit(self, exchange: Exchange, kept: int = 0) -> None:
+        """Hand a completed exchange to the judge (``kept``: the bytes :meth:`reserve` granted it, released here);
+        while the pipe's backlog is full, wait (the proxy slows to its judge's pace)."""
+        await self._put((_JUDGE, 0, exchange), kept)
 
     async def ask(self, request: RecordedRequest) -> Judgement:
         """The judgement of a request alone (what a conforming bank answers it), from the session's judge."""
@@ -227,15 +278,21 @@ class Judging:
         await self._put((_ASK, number, request))
         return await answer
 
-    async def _put(self, item) -> None:
-        while self._waiting_bytes > self._backlog and not self._broken:
+    async def _put(self, item, kept: int = 0) -> None:
+        # Past half the backlog queued for the pipe, wait (the proxy slows to its judge's pace); the other half is
+        # for the bodies exchanges in flight keep. The exchange's own bytes stay reserved while it waits: what
+        # waits counts, so the bound holds however many exchanges end at once.
+        while self._waiting_bytes > self._backlog // 2 and not self._broken and not self._stopping:
             if self._room is None:
                 self._room = asyncio.Event()
+                self._room_loop = asyncio.get_running_loop()
             self._room.clear()
             await self._room.wait()
         if self._broken:   # the judge is gone: nothing to hand over (close() reports how it ended)
+            self.release(kept)
             return
         frame = _frame(item)
+        self.release(kept)   # its bytes are the frame's now, counted as gathered or waiting
         if item[0] == _ASK:   # a request waits for this answer: at once, behind the exchanges gathered before it
             self._send_gathered()
             self._write(frame)
@@ -324,9 +381,14 @@ class Judging:
                 return
 
     # ---- the end
-    def close(self, timeout: float | None = 60) -> Tally:
-        """Judge what is handed over, flush and close the outputs; the session's tally. Called once the serving loop
-        has ended: what still waits for the pipe is written here, blocking."""
+    def close(self, timeout: float | None = None) -> Tally:
+        """Judge what is handed over for ``stop_seconds`` at most, log the rest unjudged, flush and close the
+        outputs; the session's tally. Called once the serving loop has ended: what still waits for the pipe is
+        written here, blocking. ``timeout``: seconds to wait for the worker's end (by default ``stop_seconds`` and
+        a minute to write what is left)."""
+        self.stopping()
+        if timeout is None:
+            timeout = self.stop_seconds + 60
         if self._writer_loop is not None:
             with contextlib.suppress(Exception):   # the loop may be closed already: its selector is gone with it
                 self._writer_loop.remove_writer(self._fd)
@@ -368,11 +430,12 @@ def _frame(item) -> bytes:
 
 
 def _work(exchanges, replies, outputs: Outputs, profile, base_path: str, origins: tuple[str, ...],
-          asks: bool = False) -> None:
+          asks: bool = False, judge_seconds: float = JUDGE_SECONDS, stop_by=None) -> None:
     """The worker process: one judge, the outputs, the tally; until told to stop."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C reaches the whole process group: the proxy says when
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # ... and so may SIGTERM (kill of the group): the same
     if not asks:
         # Forwarding goes first: on a machine short of CPU the judge runs behind the traffic (the backlog holds the
         # exchanges meanwhile) and catches up when the traffic pauses, rather than each exchange waiting for its
@@ -385,7 +448,7 @@ def _work(exchanges, replies, outputs: Outputs, profile, base_path: str, origins
     import multiprocessing
 
     judge = ExchangeJudge(profile=profile or DEFAULT_PROFILE, base_path=base_path, origins=origins)
-    worker = _Worker(judge, outputs)
+    worker = _Worker(judge, outputs, judge_seconds, stop_by)
     parent = multiprocessing.parent_process()
     try:
         while True:
@@ -401,7 +464,9 @@ def _work(exchanges, replies, outputs: Outputs, profile, base_path: str, origins
                 break
             if kind == _ASK:
                 try:
-                    judgement = judge.judge(item, None)
+                    judgement = worker.within(judge.judge, item, None)
+                except _TooLong:
+                    judgement = Judgement(None, f"not judged: over {judge_seconds:g} s (--judge-seconds)", ())
                 except Exception as exc:   # a defect of the judge: the request is forwarded unjudged
                     judgement = Judgement(None, f"not judged: the judge failed ({type(exc).__name__}: {exc})", ())
                 replies.put((_ASK, number, judgement))
@@ -415,10 +480,25 @@ def _work(exchanges, replies, outputs: Outputs, profile, base_path: str, origins
         replies.put((_STOP, 0, worker.tally))
 
 
+class _TooLong(BaseException):
+    """The judge's time for one exchange is up (a BaseException: no ``except Exception`` of the judge holds it)."""
+
+
+def _time_up(_signal, _frame) -> None:
+    raise _TooLong()
+
+
 class _Worker:
-    def __init__(self, judge: ExchangeJudge, outputs: Outputs) -> None:
+    def __init__(self, judge: ExchangeJudge, outputs: Outputs, judge_seconds: float = JUDGE_SECONDS,
+                 stop_by=None) -> None:
         self.judge = judge
+        self.judge_seconds = judge_seconds
+        self.stop_by = stop_by
+        self.log_path = outputs.log
         self.tally = Tally()
+        self._timer = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+        if self._timer:
+            signal.signal(signal.SIGALRM, _time_up)
         self.out = sys.stdout if outputs.out == "-" else open(outputs.out, "w", encoding="utf-8") \
             if outputs.out else None   # noqa: SIM115 - closed in close()
         self.log = open(outputs.log, "w", encoding="utf-8") if outputs.log else None   # noqa: SIM115
@@ -435,29 +515,64 @@ class _Worker:
         if self.record is not None:
             self.record.close()
 
-    def judge_one(self, exchange: Exchange) -> None:
+    def within(self, call, *args):
+        """``call(*args)``, cut after ``judge_seconds`` (:class:`_TooLong`): one exchange never holds the judge
+        (and every exchange queued behind it) for longer."""
+        if not self._timer:
+            return call(*args)
+        signal.setitimer(signal.ITIMER_REAL, self.judge_seconds)
+        try:
+            return call(*args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def refusal(self, refusal: Refusal) -> None:
+        """A connection the proxy refused before any request: counted, a terminal line, a ``refusal`` log line."""
+        self.tally.add_refusal(refusal)
+        if self.out is not None:
+            self.out.write(printable(f"    - {refusal.client} {refusal.status} refused: {refusal.message}") + "\n")
+            self.out.flush()
+        if self.log is not None:
+            self.log.write(har.refusal_line(refusal.at, refusal.client, refusal.status, refusal.rule,
+                                            refusal.message) + "\n")
+            self.log.flush()
+
+    def judge_one(self, exchange: Exchange | Refusal) -> None:
+        if isinstance(exchange, Refusal):
+            self.refusal(exchange)
+            return
         judgement = exchange.judgement
         if judgement is None and exchange.answered_by == "upstream" and exchange.note is None:
-            try:
-                judgement = self.judge.judge(exchange.request, exchange.answer)
-            except Exception as exc:
-                exchange.note = printable(f"not judged: the judge failed ({type(exc).__name__}: {exc})")
-                self.tally.errors.append(exchange.note)
+            if self.stop_by is not None and self.stop_by.value and time.time() > self.stop_by.value:
+                exchange.note = "only logged: the proxy was stopping and its --stop-seconds were up"
+                self.tally.only_logged += 1
+            else:
+                try:
+                    judgement = self.within(self.judge.judge, exchange.request, exchange.answer)
+                except _TooLong:
+                    exchange.note = f"not judged: judging it took over {self.judge_seconds:g} s (--judge-seconds)"
+                except Exception as exc:
+                    exchange.note = printable(f"not judged: the judge failed ({type(exc).__name__}: {exc})")
+                    self.tally.errors.append(exchange.note)
         findings = tuple(exchange.own) + (judgement.findings if judgement else ())
-        command = curl(exchange.request) if findings else ""   # a reproducer is for a finding
+        # a reproducer is for a finding; a long body is read from the exchange's line in the log, not repeated
+        command = curl(exchange.request, log=self.log_path, entry=exchange.index) if findings else ""
         self.tally.add(exchange, judgement, findings, command)
         if self.out is not None:
             self.out.write(line(exchange, judgement, findings) + "\n")
             self.out.flush()
         if self.log is not None:
             self.log.write(har.exchange_line(exchange.index, exchange.request, exchange.answer,
-                                             time_ms=exchange.time_ms) + "\n")
-            for finding in findings:
+                                             time_ms=exchange.time_ms, body_size=exchange.request_size) + "\n")
+            for finding in findings[:LOGGED_FINDINGS]:
                 self.log.write(har.finding_line(exchange.index, finding, exchange.request, exchange.answer,
                                                 command) + "\n")
+            if len(findings) > LOGGED_FINDINGS:   # the rest counted (the report counts them all)
+                self.log.write(har.more_findings_line(exchange.index, len(findings) - LOGGED_FINDINGS) + "\n")
             self.log.flush()
         if self.record is not None:
-            self.record.add(exchange.request, exchange.answer, time_ms=exchange.time_ms)
+            self.record.add(exchange.request, exchange.answer, time_ms=exchange.time_ms,
+                            body_size=exchange.request_size)
 
 
 def _settle(future: asyncio.Future, value: Any) -> None:

@@ -22,7 +22,8 @@ from .judging import Tally
 def summary(tally: Tally) -> dict[str, Any]:
     return {
         "exchanges": tally.exchanges, "judged": tally.judged, "skipped": tally.skipped,
-        "not_judged": tally.not_judged, "answered_by_proxy": tally.answered_by_proxy,
+        "not_judged": tally.not_judged, "only_logged": tally.only_logged,
+        "answered_by_proxy": tally.answered_by_proxy, "refused_connections": dict(tally.refused.most_common()),
         "with_findings": tally.with_findings, "client_findings": tally.findings["client"],
         "server_findings": tally.findings["server"], "warnings": tally.warnings,
         "distinct_findings": sum(1 for g in tally.groups.values() if g.severity == "error"),
@@ -99,8 +100,9 @@ def html_report(data: dict[str, Any]) -> str:
 <style>{_CSS}</style></head><body><h1>obvalidate proxy: <span class='{'failed' if failed else 'passed'}'>
 {verdict}</span></h1>
 <p>Upstream {h(p['upstream'])}{' (--enforce)' if p['enforce'] else ''}, from {h(p['started'])} for {p['seconds']} s:
-{s['exchanges']} exchanges ({s['judged']} judged, {s['skipped']} skipped, {s['not_judged']} not judged,
-{s['answered_by_proxy']} answered by the proxy), {s['with_findings']} with findings: {s['client_findings']} client
+{s['exchanges']} exchanges ({s['judged']} judged, {s['skipped']} skipped, {s['not_judged']} not judged of which
+{s['only_logged']} only logged at the stop, {s['answered_by_proxy']} answered by the proxy;
+{sum(s['refused_connections'].values())} connections refused), {s['with_findings']} with findings: {s['client_findings']} client
 and {s['server_findings']} server findings, {s['distinct_findings']} distinct, {s['warnings']} warnings. Statuses: {statuses}.</p>
 <h2>Findings</h2><table><tr><th>Party</th><th>Operation</th><th>Rule</th><th>Seen</th><th>What</th><th>Expected</th>
 <th>Actual</th><th>First exchanges</th></tr>{rows}</table>

@@ -32,6 +32,8 @@ from typing import AsyncIterator, Iterable
 
 import httptools
 
+from .limits import MAX_HEADER_BYTES
+
 BUFFERED = 256 * 1024    # bytes of an answer read ahead of the client before the upstream's socket is not read
 
 
@@ -47,13 +49,21 @@ class UpstreamProtocolError(UpstreamError):
     """The upstream's answer is not HTTP/1.1 llhttp can parse."""
 
 
-class Answer:
-    """The final answer to one request: ``status``, ``headers`` (name and value bytes as sent), and its body's
-    pieces through :meth:`pieces`."""
+class UpstreamHeadTooLarge(UpstreamError):
+    """The upstream's status line and headers are over the proxy's bound (``max_header_bytes``): not read on."""
 
-    def __init__(self, connection: "UpstreamConnection", status: int, headers: list[tuple[bytes, bytes]]) -> None:
+
+class Answer:
+    """The final answer to one request: ``status``, ``headers`` (name and value bytes as sent), ``version`` (the
+    status line's HTTP version, "1.1" or "1.0"), its body's pieces through :meth:`pieces`, and once they are all
+    read, ``trailers`` (the header lines after a chunked body's last chunk; never among ``headers``)."""
+
+    def __init__(self, connection: "UpstreamConnection", status: int, headers: list[tuple[bytes, bytes]],
+                 version: str = "1.1") -> None:
         self.status = status
         self.headers = headers
+        self.version = version
+        self.trailers: list[tuple[bytes, bytes]] = connection.trailers
         self._connection = connection
 
     def ready(self) -> bool:
@@ -72,8 +82,10 @@ class Answer:
 class UpstreamConnection(asyncio.Protocol):
     """One connection to the upstream, one exchange at a time (HTTP/1.1 without pipelining)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_header_bytes: int = MAX_HEADER_BYTES) -> None:
         self._loop = asyncio.get_running_loop()
+        self._max_header_bytes = max_header_bytes
+        self._head_bytes = 0   # bytes of the answer's head so far (a head that never ends is cut at the bound)
         self._transport: asyncio.Transport | None = None
         self._parser = httptools.HttpResponseParser(self)
         self.closed = False
@@ -84,6 +96,7 @@ class UpstreamConnection(asyncio.Protocol):
         self._active = False
         self._head_waiter: asyncio.Future | None = None
         self._headers: list[tuple[bytes, bytes]] = []
+        self.trailers: list[tuple[bytes, bytes]] = []
         self._head_method = b""
         self._head_done = False
         self._delimited_by_close = False
@@ -96,10 +109,12 @@ class UpstreamConnection(asyncio.Protocol):
 
     # ---- opening
     @classmethod
-    async def open(cls, host: str, port: int, ssl_context: ssl.SSLContext | None) -> "UpstreamConnection":
+    async def open(cls, host: str, port: int, ssl_context: ssl.SSLContext | None,
+                   max_header_bytes: int = MAX_HEADER_BYTES) -> "UpstreamConnection":
         loop = asyncio.get_running_loop()
         _transport, connection = await loop.create_connection(
-            cls, host, port, ssl=ssl_context, server_hostname=host if ssl_context is not None else None)
+            lambda: cls(max_header_bytes), host, port, ssl=ssl_context,
+            server_hostname=host if ssl_context is not None else None)
         return connection
 
     def is_available(self) -> bool:
@@ -119,11 +134,20 @@ class UpstreamConnection(asyncio.Protocol):
         if not self._active:   # bytes no request asked for: this connection is not to be trusted again
             self.close()
             return
+        if not self._head_done:
+            self._head_bytes += len(data)
+            if self._head_bytes > self._max_header_bytes + len(data):   # earlier pieces alone are over the bound
+                self._fail(UpstreamHeadTooLarge(f"the upstream's status line and headers are over "
+                                                f"{self._max_header_bytes:,} bytes (--max-header-bytes)"))
+                return
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:   # 101 Switching Protocols: what follows is not HTTP, not ours
             self._reusable = False
             self._finish()
+        except httptools.HttpParserCallbackError as exc:
+            cause = exc.__context__ if isinstance(exc.__context__, UpstreamHeadTooLarge) else None
+            self._fail(cause or UpstreamProtocolError(f"the upstream's answer is not HTTP/1.1: {exc}"))
         except httptools.HttpParserError as exc:
             self._fail(UpstreamProtocolError(f"the upstream's answer is not HTTP/1.1: {exc}"))
 
@@ -153,11 +177,18 @@ class UpstreamConnection(asyncio.Protocol):
         self._headers = []
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers.append((name, value))
+        if self._head_done:   # after the head: a trailer of the chunked body
+            self.trailers.append((name, value))
+        else:
+            self._headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         if not self._active:
             return
+        size = sum(len(name) + len(value) + 4 for name, value in self._headers)
+        if size > self._max_header_bytes:   # a head over the bound in one piece
+            raise UpstreamHeadTooLarge(f"the upstream's headers are {size:,} bytes, over {self._max_header_bytes:,} "
+                                       "(--max-header-bytes)")
         status = self._parser.get_status_code()
         if 100 <= status < 200 and status != 101:   # an interim answer: the final one follows
             return
@@ -171,7 +202,7 @@ class UpstreamConnection(asyncio.Protocol):
         self._delimited_by_close = not framed and status not in (204, 304)
         waiter, self._head_waiter = self._head_waiter, None
         if waiter is not None and not waiter.done():
-            waiter.set_result(Answer(self, status, self._headers))
+            waiter.set_result(Answer(self, status, self._headers, self._parser.get_http_version()))
         if self._head_method == b"HEAD" or status in (204, 304):
             self._finish()
 
@@ -190,11 +221,12 @@ class UpstreamConnection(asyncio.Protocol):
             self._finish()
 
     # ---- one exchange
-    async def request(self, head: bytes, body: AsyncIterator[bytes] | None, chunked: bool,
-                      method: bytes) -> Answer:
-        """Send a request (its head as given, then its body's pieces as they come, chunked again when it came
-        chunked); the answer once its head has arrived. The body is sent whole before the answer is awaited (as
-        httpcore does): an answer the upstream gives early is kept meanwhile."""
+    async def request(self, head: bytes, body: AsyncIterator[bytes] | None,
+                      trailers: list[tuple[bytes, bytes]] | None, method: bytes) -> Answer:
+        """Send a request (its head as given, then its body's pieces as they come; chunked again when it came
+        chunked, ``trailers`` not None, which are written after the last chunk -- the list is read once the body has
+        ended, as a request's trailers arrive after it); the answer once its head has arrived. The body is sent whole
+        before the answer is awaited (as httpcore does): an answer the upstream gives early is kept meanwhile."""
         if self.closed or not self._reusable:
             raise UpstreamClosed("the connection is closed")
         self._reset(method)
@@ -203,7 +235,7 @@ class UpstreamConnection(asyncio.Protocol):
             self._transport.write(head)
         else:
             try:
-                await self._send_body(head, body, chunked)
+                await self._send_body(head, body, trailers)
             except BaseException:
                 if not waiter.done():
                     waiter.cancel()
@@ -212,7 +244,8 @@ class UpstreamConnection(asyncio.Protocol):
                 raise
         return await waiter
 
-    async def _send_body(self, head: bytes, body: AsyncIterator[bytes], chunked: bool) -> None:
+    async def _send_body(self, head: bytes, body: AsyncIterator[bytes],
+                         trailers: list[tuple[bytes, bytes]] | None) -> None:
         """The head with the body's first piece (one write), then each piece as it comes."""
         async for piece in body:
             if not piece:
@@ -221,12 +254,13 @@ class UpstreamConnection(asyncio.Protocol):
                 await self._can_write.wait()
             if self.closed:
                 return
-            piece = b"%x\r\n%b\r\n" % (len(piece), piece) if chunked else piece
+            piece = b"%x\r\n%b\r\n" % (len(piece), piece) if trailers is not None else piece
             if head:
                 piece, head = head + piece, b""
             self._transport.write(piece)
         if not self.closed:
-            self._transport.write(head + (b"0\r\n\r\n" if chunked else b""))
+            end = b"".join((b"0\r\n", *header_lines(trailers), b"\r\n")) if trailers is not None else b""
+            self._transport.write(head + end)
 
     def ready(self) -> bool:
         return bool(self._pieces) or self._complete or self._error is not None
@@ -262,6 +296,8 @@ class UpstreamConnection(asyncio.Protocol):
         self._head_done = False
         self._delimited_by_close = False
         self._headers = []
+        self.trailers = []
+        self._head_bytes = 0
         self._pieces.clear()
         self._buffered = 0
         self._complete = False
@@ -291,10 +327,40 @@ class UpstreamConnection(asyncio.Protocol):
             waiter.set_result(None)
 
 
+def tls_refusal(host: str, port: int, context: ssl.SSLContext, seconds: float = 5.0) -> str | None:
+    """Why an https upstream closed a connection before answering, when TLS is why: a handshake and one request on
+    a connection of its own, and the TLS error they end in. A bank refusing the client certificate in TLS 1.2 fails
+    the handshake with an alert; in TLS 1.3 it ends the session after the handshake, on the first read (uvloop's
+    transport reports both as a plain close, so the proxy's own connection cannot say). None when that connection
+    gets an answer or fails for another reason. Blocking: run it in a thread."""
+    try:
+        with socket.create_connection((host, port), timeout=seconds) as raw, \
+                context.wrap_socket(raw, server_hostname=host) as tls:
+            tls.sendall(b"HEAD / HTTP/1.1\r\nHost: " + host.encode("idna") + b"\r\nConnection: close\r\n\r\n")
+            if tls.recv(1):
+                return None
+            version = tls.version()
+    except ssl.SSLError as exc:
+        return f"TLS error: {exc.reason or exc}"
+    except (OSError, UnicodeError):
+        return None
+    return (f"TLS: the upstream ended the {version} session right after the handshake, before any answer -- as a "
+            "bank does that requires a client certificate the proxy did not send (--tls-cert/--tls-key) or that "
+            "it does not accept")
+
+
 def request_head(method: bytes, target: bytes, headers: Iterable[tuple[bytes, bytes]]) -> bytes:
-    """The request line and header lines as given (names as sent, in order, duplicates kept)."""
+    """The request line and header lines as given (names as sent, in order, duplicates kept; an empty value as
+    ``Name:``, without a space the client did not send)."""
     lines = [method, b" ", target, b" HTTP/1.1\r\n"]
-    for name, value in headers:
-        lines += (name, b": ", value, b"\r\n")
+    lines += header_lines(headers)
     lines.append(b"\r\n")
     return b"".join(lines)
+
+
+def header_lines(headers: Iterable[tuple[bytes, bytes]]) -> list[bytes]:
+    """Header (or trailer) lines as given, each ``Name: value\\r\\n`` (``Name:\\r\\n`` for an empty value)."""
+    lines: list[bytes] = []
+    for name, value in headers:
+        lines += (name, b": ", value, b"\r\n") if value else (name, b":\r\n")
+    return lines

@@ -134,6 +134,8 @@ def traffic(recording_path: str, input_format: str, profile_path: str | None, or
     finally:
         progress.close()
     report.finish(tally)
+    if recording.cut:
+        click.echo(f"obvalidate traffic: {recording_path}: {recording.cut}; every complete entry was judged", err=True)
     if output:
         stream.close()
         from .output import summary_line

@@ -32,7 +32,14 @@ The JSONL log (``obvalidate proxy --log FILE.jsonl``), one JSON object per line,
 "expected", "actual", "requestId", "method", "path", "status", "curl"}``
     one per finding of that exchange, after its exchange line (:func:`finding_line`): ``requestId`` the request's
     X-Request-ID (null without one), ``path`` the request target, ``status`` the answer's (null without one),
-    ``curl`` a command that sends the request again.
+    ``curl`` a command that sends the request again (a body over 1 KiB read from the exchange line with jq: an
+    exchange's body is written once).
+``{"type": "more-findings", "entry": N, "count": K}``
+    after the first 100 finding lines of an exchange: how many more it had (the report counts them all).
+``{"type": "refusal", "startedDateTime": ..., "client": "127.0.0.1", "status": 503, "rule", "message"}``
+    a connection the proxy refused before any request came (over ``--max-connections`` or the client's share of
+    it), answered with the documented error body. A request the proxy refuses itself (a head too large or too
+    slow, ``--enforce``) is an exchange line with its finding.
 
 Any other ``type`` is skipped by readers (later additions stay readable); ``obvalidate traffic FILE.jsonl`` judges
 the exchange lines, each numbered by its ``entry``.
@@ -59,7 +66,7 @@ import ijson
 HAR_VERSION = "1.2"
 FORMATS = ("har", "jsonl")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
-EXCHANGE, FINDING = "exchange", "finding"
+EXCHANGE, FINDING, MORE_FINDINGS, REFUSAL = "exchange", "finding", "more-findings", "refusal"
 
 
 class HarError(ValueError):
@@ -127,6 +134,7 @@ class Recording:
             raise HarError("not a regular file: a recording is read twice (its times, then its entries)")
         self.size = status.st_size
         self.bytes_read = 0
+        self.cut: str | None = None   # where a recording cut short ends (a killed recorder's HAR): its last entry
         self.count: int | None = None
         self.in_order = True
         self._order: list[int] | None = None   # judging position of each entry by its place in the file
@@ -160,7 +168,7 @@ class Recording:
                 for index, item in enumerate(ijson.items(raw, "log.entries.item", use_float=True)):
                     yield index, _entry(index, item).started
             except ijson.JSONError as exc:
-                raise HarError(_json_problem(exc, index)) from None
+                self._cut_short(exc, index)
         if index == -1:
             self._check_empty_har()
 
@@ -220,8 +228,17 @@ class Recording:
                     self.bytes_read = counting.count
                     yield _entry(index, item)
             except ijson.JSONError as exc:
-                raise HarError(_json_problem(exc, index)) from None
+                self._cut_short(exc, index)
             self.bytes_read = counting.count
+
+    def _cut_short(self, exc: Exception, index: int) -> None:
+        """A HAR that ends before its closing ``]}}`` after complete entries (a recorder killed mid-session: the
+        proxy writes each entry whole and flushes it) is read up to its last complete entry, and says so; any other
+        JSON error is the file's."""
+        if index < 0 or "premature EOF" not in str(exc.args[0] if exc.args else exc):
+            raise HarError(_json_problem(exc, index)) from None
+        self.cut = (f"the file ends before its closing ]}}: cut short after entry {index} (the last complete one; "
+                    f"{self.size:,} bytes), anything after it lost")
 
     def _jsonl_entries(self, *, counting: bool = True) -> Iterator[tuple[int, int, dict]]:
         """(entry, line number, HAR entry) of each exchange line of the proxy's log."""
@@ -235,6 +252,10 @@ class Recording:
                 try:
                     value = json.loads(line)
                 except (ValueError, RecursionError) as exc:
+                    if not line.endswith(b"\n") and seen:   # a last line cut short (a killed proxy's log)
+                        self.cut = (f"the file ends in the middle of line {number}: cut short after entry "
+                                    f"{max(seen)}, the rest of the line lost")
+                        return
                     raise HarError(f"line {number} is not JSON: {exc}") from None
                 if not isinstance(value, dict):
                     raise HarError(f"line {number} is not a JSON object (the log has one object per line)")
@@ -407,14 +428,17 @@ def request_url(request: Any) -> str:
     return request.origin.rstrip("/") + (target if target.startswith("/") else "/" + target)
 
 
-def entry(request: Any, answer: Any | None, *, time_ms: float | None = None) -> dict[str, Any]:
-    """The HAR 1.2 entry of an exchange (``answer`` None: no answer, written as status 0 as browsers do)."""
+def entry(request: Any, answer: Any | None, *, time_ms: float | None = None,
+          body_size: int | None = None) -> dict[str, Any]:
+    """The HAR 1.2 entry of an exchange (``answer`` None: no answer, written as status 0 as browsers do;
+    ``body_size``: the request's body was not kept, this was its size -- written without ``postData``, which
+    readers take as a body not recorded)."""
     url = request_url(request)
     headers = [{"name": n, "value": v} for n, v in request.headers]
     har_request: dict[str, Any] = {
         "method": request.method, "url": url, "httpVersion": "HTTP/1.1", "cookies": [], "headers": headers,
         "queryString": [{"name": n, "value": v} for n, v in parse_qsl(urlsplit(url).query, keep_blank_values=True)],
-        "headersSize": -1, "bodySize": len(request.body),
+        "headersSize": -1, "bodySize": len(request.body) if body_size is None else body_size,
     }
     if request.body:
         har_request["postData"] = {"mimeType": _first(request.headers, "content-type") or "", **_text(request.body)}
@@ -449,9 +473,10 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
 
 
-def exchange_line(index: int, request: Any, answer: Any | None, *, time_ms: float | None = None) -> str:
+def exchange_line(index: int, request: Any, answer: Any | None, *, time_ms: float | None = None,
+                  body_size: int | None = None) -> str:
     """The JSONL log's line for an exchange (no newline): ``{"type": "exchange", "entry": index, ...HAR entry}``."""
-    return _dumps({"type": EXCHANGE, "entry": index, **entry(request, answer, time_ms=time_ms)})
+    return _dumps({"type": EXCHANGE, "entry": index, **entry(request, answer, time_ms=time_ms, body_size=body_size)})
 
 
 def finding_line(index: int, finding: Any, request: Any, answer: Any | None, curl: str) -> str:
@@ -463,6 +488,17 @@ def finding_line(index: int, finding: Any, request: Any, answer: Any | None, cur
         "requestId": _first(request.headers, "x-request-id"), "method": request.method, "path": request.target,
         "status": answer.status if answer is not None else None, "curl": curl,
     })
+
+
+def more_findings_line(index: int, count: int) -> str:
+    """The JSONL log's line for the findings of exchange ``index`` past the ones written (no newline)."""
+    return _dumps({"type": MORE_FINDINGS, "entry": index, "count": count})
+
+
+def refusal_line(at: _dt.datetime, client: str, status: int, rule: str, message: str) -> str:
+    """The JSONL log's line for a connection the proxy refused before any request (no newline)."""
+    return _dumps({"type": REFUSAL, "startedDateTime": har_time(at), "client": client, "status": status,
+                   "rule": rule, "message": message})
 
 
 class HarWriter:
@@ -493,9 +529,10 @@ class HarWriter:
     def count(self) -> int:
         return self._count
 
-    def add(self, request: Any, answer: Any | None, *, time_ms: float | None = None) -> int:
+    def add(self, request: Any, answer: Any | None, *, time_ms: float | None = None,
+            body_size: int | None = None) -> int:
         """Append the exchange; its 0-based index in log.entries."""
-        text = _dumps(entry(request, answer, time_ms=time_ms))
+        text = _dumps(entry(request, answer, time_ms=time_ms, body_size=body_size))
         with self._lock:
             if self._closed:
                 raise ValueError("the HAR writer is closed")

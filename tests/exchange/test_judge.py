@@ -162,7 +162,10 @@ def test_an_edited_answer_content_type_5xx_and_wrong_status_for_unknown_id():
     pid = tpp.call("createSepaCreditTransfer", body=sepa_body()).json()["paymentId"]
     tpp.call("getPaymentStatus", path={**SEPA, "paymentId": pid + "x"})
     (created_q, created_a), (unknown_q, unknown_a) = rec.exchanges
-    assert unknown_a.status == 404 and ExchangeJudge().judge(unknown_q, unknown_a).findings == ()
+    assert unknown_a.status == 404
+    # an id no answer of the session issued: the refusal is explained, and it is the request's (the client's)
+    (unknown,) = ExchangeJudge().judge(unknown_q, unknown_a).findings
+    assert (unknown.party, unknown.rule, unknown.severity) == ("client", "resource-unknown-named", "error")
     text = dataclasses.replace(created_a, headers=(("content-type", "text/plain"),))
     assert [f.rule for f in ExchangeJudge().judge(created_q, text).server] == ["content-type"]
     failed = RecordedAnswer(500, (("content-type", "application/json"),),
@@ -316,7 +319,9 @@ def test_a_resource_the_body_names_unknown_is_a_state_refusal_and_sca_needed_too
     (request, answer), = rec.exchanges
     assert (answer.status, answer.code) == (400, "RESOURCE_UNKNOWN")
     judge = ExchangeJudge()
-    assert judge.judge(request, answer).findings == ()
+    (quoted,) = judge.judge(request, answer).findings   # a state refusal the session cannot explain: quoted
+    assert (quoted.party, quoted.rule, quoted.severity) == ("client", "request-refused", "warning")
+    assert "no sandbox customer with customerNumber 99999999999" in quoted.message
     elsewhere = dataclasses.replace(answer, status=403)   # an unknown resource the body names is 400 (A28, A15)
     assert "400 RESOURCE_UNKNOWN" in [f.expected for f in ExchangeJudge().judge(request, elsewhere).server]
     absent = dataclasses.replace(answer, status=404)   # a sandbox operation answered as not there (A15)

@@ -3,8 +3,13 @@
 and HAR kept for the assertions; and a TPP's ordinary session through it."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -17,6 +22,7 @@ from conformance.client import Identity, SignedClient
 from conformance.proxy.cli import serve
 from conformance.proxy.forward import ProxyOptions, Upstream
 from conformance.proxy.judging import Judging, Outputs
+from conformance.server_process import free_port
 from validator.context import DEFAULT_PROFILE, Profile
 from sandbox.flows import BULK, REDIRECT, SEPA, SESSION, bulk_body, sepa_body
 
@@ -29,13 +35,17 @@ class RunningProxy:
 
     def __init__(self, upstream: str, *, record: Path | None = None, enforce: bool = False,
                  limits: Limits = Limits(), preserve_host: bool = False, profile: Profile = DEFAULT_PROFILE,
-                 ssl_context=None) -> None:
+                 ssl_context=None, judging: dict | None = None, **options) -> None:
+        """``options``: the rest of :class:`ProxyOptions` (its connection limits); ``judging``: :class:`Judging`'s
+        (``backlog``, ``judge_seconds``, ``stop_seconds``)."""
         where = Upstream(upstream)
-        self.options = ProxyOptions(upstream, limits, enforce=enforce, preserve_host=preserve_host, profile=profile)
+        self.options = ProxyOptions(upstream, limits, enforce=enforce, preserve_host=preserve_host, profile=profile,
+                                    **options)
         self._files = tempfile.TemporaryDirectory(prefix="obvalidate-proxy-test-")   # removed with this object
         self.out, self.log = Path(self._files.name) / "out.txt", Path(self._files.name) / "log.jsonl"
         self.judging = Judging(Outputs(str(self.out), str(self.log), str(record) if record else None),
-                               profile=profile, base_path=where.base_path, origins=(where.origin,), asks=enforce)
+                               profile=profile, base_path=where.base_path, origins=(where.origin,), asks=enforce,
+                               **(judging or {}))
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
@@ -64,6 +74,7 @@ class RunningProxy:
 
     def stop(self):
         if self.tally is None:
+            self.judging.stopping()
             self.server.should_exit = True
             self._thread.join(15)
             self.tally = self.judging.close(15)
@@ -117,3 +128,57 @@ def ordinary_session(tpp: SignedClient) -> dict[str, str]:
     tpp.call("getSigningBasketStatus", path={"basketId": basket})
     tpp.call("deletePayment", path={**BULK, "paymentId": bulk})
     return {"payment": pid, "basket": basket, "bulk": bulk}
+
+
+def peak_rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1]) / 1024
+
+
+@contextlib.contextmanager
+def proxy_command(*arguments: str):
+    """``obvalidate proxy ARGUMENTS`` as a command, a process of its own on a free port, in a process group of its
+    own with its judge: ``(process, port)`` once it listens; the group killed at the end if the test did not end
+    it."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "validator", "proxy", "--port", str(port), *arguments],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
+    try:
+        wait_listening(port, process)
+        yield process, port
+    finally:
+        if process.returncode is None:   # not reaped yet: its id is still its group's, no one else's
+            with contextlib.suppress(ProcessLookupError):   # the proxy and its judge at once (the judge holds its pipes)
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate(timeout=10)   # reaped, its pipes closed
+
+
+def wait_listening(port: int, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
+            time.sleep(0.05)
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return found
+
+
+def running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False

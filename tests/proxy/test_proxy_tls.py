@@ -47,6 +47,8 @@ def test_without_the_client_certificate_the_bank_refuses_and_the_client_gets_502
         tally = proxy.stop()
     assert answer.status_code == 502 and answer.json()["tppMessages"][0]["code"] == "SYSTEM_ERROR"
     assert tally.findings["server"] == 1
+    text = answer.json()["tppMessages"][0]["text"]   # the TLS error, named: what the TPP's operator must fix
+    assert "TLS" in text and "client certificate" in text and "--tls-cert" in text, text
 
 
 @pytest.mark.parametrize("arguments, message", [

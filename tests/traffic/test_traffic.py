@@ -256,3 +256,23 @@ def test_progress_on_a_terminal_only(capsys, monkeypatch):
     silent.update(1, 0, 1)
     silent.close()
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("name", ["session.har", "session.jsonl"])
+def test_a_recording_cut_short_is_judged_up_to_its_last_complete_entry_and_says_where(clean_har, tmp_path, name):
+    """A recorder killed mid-session (kill -9 of the proxy and its judge) leaves a HAR without its closing ]}} and
+    an entry half written, or a log with its last line half written: every complete entry is judged."""
+    items = entries(clean_har)
+    if name.endswith(".har"):
+        whole = clean_har.read_text()   # the writer's entries: one a line, after ",\n"
+        ninth = [n for n in range(len(whole)) if whole.startswith(",\n{", n)][8]
+        cut = whole[:ninth + 200]
+    else:
+        lines = [json.dumps({"type": "exchange", "entry": n, **item}) for n, item in enumerate(items)]
+        cut = "\n".join(lines[:9]) + "\n" + lines[9][:60]
+    path = tmp_path / name
+    path.write_text(cut)
+    result = run(path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert [r["entry"] for r in json.loads(result.stdout)["results"]] == list(range(9))
+    assert "cut short after entry 8" in result.stderr and "every complete entry was judged" in result.stderr
