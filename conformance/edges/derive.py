@@ -28,6 +28,8 @@ from validator.checks.kid import MAX_LENGTH as KID_MAX, MIN_LENGTH as KID_MIN
 from validator.checks.kid import kid_check_digit_mod10, kid_check_digit_mod11
 from validator.context import OSLO, Context, today_in_oslo
 from validator.findings import ERROR
+from validator.request.build import sample_value
+from validator.request.parameters import inline_refs
 from validator.request.headers import PSU_IDENTITY_HEADER
 from validator.rules import Rule, catalogue
 from validator.rules.examples import set_pointer
@@ -69,6 +71,7 @@ class Edge:
     assumptions: tuple[str, ...] = ()  # the decisions (A<n>) behind the verdict: the rule's and the field's
     input: Any = None        # the value the edge sets (the members it changes, when several), for a reader
     limit: Limit | None = None  # the schema limit the edge sits at, when it is a boundary of one (Deriver.boundaries)
+    query: tuple[tuple[str, str], ...] = ()  # a query parameter's edge: the whole query (Deriver.query_boundaries)
 
     @property
     def group(self) -> str:
@@ -83,6 +86,7 @@ class Boundary:
 
     outside: Edge
     inside: Edge
+    operation: str           # where it is sent (the kind's creation; the query's operation)
 
     @property
     def kind(self) -> str:
@@ -758,7 +762,8 @@ class Deriver:
             sides = groups.setdefault(key, {})
             if edge.limit.outside not in sides and bool(self.breaks(edge)) == edge.limit.outside:
                 sides[edge.limit.outside] = edge
-        return [Boundary(sides[True], sides[False]) for sides in groups.values() if len(sides) == 2]
+        return [Boundary(sides[True], sides[False], self.bases[sides[True].kind][0]) for sides in groups.values()
+                if len(sides) == 2]
 
     def breaks(self, edge: Edge) -> set[str]:
         """The rules the validator finds broken (errors) in the edge's body, at its instant, with its context."""
@@ -799,24 +804,59 @@ class Deriver:
             base = base[token]
         return base
 
-    def _place_edges(self, kind: str, operation: str, base: Any, place: Place) -> Iterator[Edge]:
-        value = self._value(base, place.path)
+    def keyword_edges(self, operation: str, place: Place, value: Any) -> list[tuple]:
+        """The edges the schema keywords of a place call for (a body field's or a query parameter's)."""
         k = place.keywords
-        generated: list[tuple[str, Any, str]] = []
         typ = k.get("type")
         if typ == "string" and "enum" in k:
-            generated += enum_edges(self.spec, place)
-        elif typ == "string" and "pattern" not in k and "format" not in k and ("maxLength" in k or k.get("minLength")):
-            generated += length_edges(place)
-        elif typ == "string" and k.get("format") == "date":
-            generated += date_edges(place, self.today)
-        elif typ == "string" and k.get("format") == "date-time" and "x-batch-run-times" in self.spec.operation(
+            return list(enum_edges(self.spec, place))
+        if typ == "string" and "pattern" not in k and "format" not in k and ("maxLength" in k or k.get("minLength")):
+            return list(length_edges(place))
+        if typ == "string" and k.get("format") == "date":
+            return list(date_edges(place, self.today))
+        if typ == "string" and k.get("format") == "date-time" and "x-batch-run-times" in self.spec.operation(
                 operation).raw:
-            generated += datetime_edges(self.today, self.batch_times())
-        elif typ == "integer":
-            generated += integer_edges(place)
-        elif typ == "array":
-            generated += items_edges(place, value)
+            return list(datetime_edges(self.today, self.batch_times()))
+        if typ == "integer":
+            return list(integer_edges(place))
+        if typ == "array":
+            return list(items_edges(place, value))
+        return []
+
+    def query_base(self, operation: str) -> dict[str, str]:
+        """A valid query of ``operation``: its required parameters with their sample values."""
+        return {p.name: sample_value(self.spec, p.schema) for p in self.spec.operation(operation).query_parameters
+                if p.required}
+
+    def query_boundaries(self, operation: str, breaks: Callable[[dict[str, str]], set[str]]) -> list[Boundary]:
+        """The limits of ``operation``'s query parameters, from the edges a body field with the same keywords gets:
+        each edge the operation's valid query (its required parameters' sample values) with one parameter set;
+        ``breaks(query)``: the rules a request of the operation with that query breaks (the whole-request check)."""
+        op = self.spec.operation(operation)
+        base = self.query_base(operation)
+        out = []
+        for parameter in op.query_parameters:
+            schema = inline_refs(self.spec, parameter.schema)
+            section = parameter.raw.get("x-document-ref") or schema.get("x-document-ref") or op.document_ref or ""
+            place = Place((), {k: schema[k] for k in _KEYWORDS if k in schema}, frozenset(), parameter.name, section)
+            groups: dict[tuple, dict[bool, Edge]] = {}
+            for label, value, _rule, *focus in self.keyword_edges(operation, place, None):
+                limit = next((f for f in focus if isinstance(f, Limit)), None)
+                sides = groups.setdefault((limit.keyword, limit.value), {}) if limit else {}
+                if limit is None or limit.outside in sides:
+                    continue
+                query = {**base, parameter.name: str(value)}
+                broken = breaks(query)
+                if bool(broken) == limit.outside:
+                    sides[limit.outside] = Edge(min(broken) if broken else "query-format", parameter.name, section,
+                                                label, "", None, f"/query/{parameter.name}", input=str(value),
+                                                limit=limit, query=tuple(query.items()))
+            out += [Boundary(sides[True], sides[False], operation) for sides in groups.values() if len(sides) == 2]
+        return out
+
+    def _place_edges(self, kind: str, operation: str, base: Any, place: Place) -> Iterator[Edge]:
+        value = self._value(base, place.path)
+        generated = self.keyword_edges(operation, place, value)
         if place.rule_tags:  # a keyword the spec gives to a rule (x-rule) is that rule's edge
             generated = [(label, v, place.rule_tags[0], *rest) for label, v, _, *rest in generated]
         direction = self.spec.kind(kind).direction

@@ -16,7 +16,7 @@ import httpx
 from conformance.gate.model import Answer, NotExercised, printable
 from conformance.gate.pool import GatewayOptions, Unanswered
 from conformance.gate.session import Identities, Session, TargetUnreachable, TlsFailure, answer_of, curl
-from conformance.gate.suites import data as suite_data
+from conformance.gate.suites.data import PLACEHOLDERS
 from conformance.gate.suites import boundaries, semantic
 from validator import Validator
 from validator.context import OSLO, Context, Profile
@@ -26,8 +26,6 @@ from validator.spec import Spec
 from .derive import Deriver, Edge
 
 NO_TARGET = "none"
-# What stands in for the target's test data when there is no target (the validator never looks them up).
-PLACEHOLDERS = suite_data.Resources((suite_data.Customer("customer-number", "", "", ("account-id",), ("card-account-id",)),))
 SEARCH_FIELD = "Hypothesis search"
 # Why a case has no answer of the target (Case.unsent): left out by design, or the target lacked what it needs.
 NOT_SENT, NOT_EXERCISED = "not sent", "not exercised"

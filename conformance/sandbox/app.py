@@ -33,6 +33,7 @@ from validator.api import Validator
 from validator.findings import ERROR, Finding
 from validator.schema import KEYWORD_RULES
 from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
+from validator.request.parameters import inline_refs
 from validator.spec import Operation, Spec, load_spec
 
 from . import domain as D
@@ -166,29 +167,44 @@ def refusal(findings: list[Finding], faults: F.ActiveFaults, op: Operation | Non
     return error_reply(op, status, [(f.code or "FORMAT_ERROR", where(f.pointer), f.message) for f in first], body)
 
 
-def moved_limits(s: Sandbox, op: Operation | None, body: bytes) -> tuple[frozenset[tuple[str, str]], tuple[str, str] | None]:
+def moved_limits(s: Sandbox, op: Operation | None, body: bytes,
+                 query: list[tuple[str, str]]) -> tuple[frozenset[tuple[str, str]], tuple[str, str] | None]:
     """The limit-off-by-one switches on ``op``: the (pointer, rule) of the findings a limit moved outwards lets pass,
-    and the (path, message) of the refusal a limit moved inwards adds to a value the spec's limit allows. The
-    field's limit is read where the edge derivation reads it (the schema walked along the body)."""
-    moved = [m for m in s.faults.moved_limits if op is not None and m.operation == op.operation_id]
-    kind = next((k for k, kk in s.spec.kinds.items() if kk.is_request and op is not None and op.request_schema_ref
-                 and op.request_schema_ref.rsplit("/", 1)[1] == kk.schema_name), None) if moved else None
-    try:
-        value = json.loads(body) if kind else None
-    except ValueError:
-        value = None
-    if value is None:
-        return frozenset(), None
-    places = {place.pointer: place for place in Walker(s.spec).places(kind, value)}
+    and the (path, message) of the refusal a limit moved inwards adds to a value the spec's limit allows. A body
+    field's limit is read where the edge derivation reads it (the schema walked along the body), a query
+    parameter's from its schema."""
     passed, refused = set(), None
-    for m in moved:
-        limit = places[m.pointer].keywords.get(m.keyword) if m.pointer in places else None
-        judged = m.judged(limit, _at(value, m.pointer)) if limit is not None else None
+    for m, limit, value, rule in _moved_here(s, op, body, query):
+        judged = m.judged(limit, value)
         if judged == (False, True):
-            passed.add(("/body" + m.pointer, KEYWORD_RULES[m.keyword]))
+            passed.add((m.pointer if m.pointer.startswith("/query/") else "/body" + m.pointer, rule))
         elif judged == (True, False):
             refused = (m.pointer, f"{m.pointer}: {m.keyword} is {limit + m.by}")
     return frozenset(passed), refused
+
+
+def _moved_here(s: Sandbox, op: Operation | None, body: bytes, query: list[tuple[str, str]]):
+    """(switch, the spec's limit, the request's value there, the rule of its finding) per switch on ``op``."""
+    moved = [m for m in s.faults.moved_limits if op is not None and m.operation == op.operation_id]
+    parameters = {f"/query/{p.name}": p for p in op.query_parameters} if moved else {}
+    given = _query_values(s.spec, op, query) if parameters else {}
+    for m in [m for m in moved if m.pointer in parameters]:
+        limit = inline_refs(s.spec, parameters[m.pointer].schema).get(m.keyword)
+        if limit is not None and m.pointer[len("/query/"):] in given:
+            yield m, limit, given[m.pointer[len("/query/"):]], "query-format"
+    kind = next((k for k, kk in s.spec.kinds.items() if kk.is_request and op.request_schema_ref
+                 and op.request_schema_ref.rsplit("/", 1)[1] == kk.schema_name), None) if moved else None
+    try:
+        value = json.loads(body) if kind and body else None
+    except ValueError:
+        value = None
+    if value is None:
+        return
+    places = {place.pointer: place for place in Walker(s.spec).places(kind, value)}
+    for m in [m for m in moved if m.pointer in places]:
+        limit = places[m.pointer].keywords.get(m.keyword)
+        if limit is not None:
+            yield m, limit, _at(value, m.pointer), KEYWORD_RULES[m.keyword]
 
 
 def _at(value: Any, pointer: str) -> Any:
@@ -360,7 +376,7 @@ def check(s: Sandbox, request: Request, body: bytes, validator: Validator | None
     if op is not None and op.request_schema_ref and op.request_schema_ref.endswith("/SigningBasketRequest"):
         v.context = _basket_context(s, tpp, body) or v.context
     findings = request_findings(v, Parsed(req, parsed.problems))
-    passed, too_far = moved_limits(s, op, body) if s.faults.moved_limits else (frozenset(), None)
+    passed, too_far = moved_limits(s, op, body, req.query) if s.faults.moved_limits else (frozenset(), None)
     answer = refusal(findings, s.faults, op, s.profile.error_body, passed)
     if answer is not None:
         return answer

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.edges.derive import Deriver
 from conformance.gate.model import SUITES
 from conformance.gate.runner import RunOptions, run
 from conformance.gate.session import Identities, Session
@@ -18,24 +17,25 @@ from conformance.gate.suites import boundaries as B
 from conformance.gate.target import ReferenceServer
 from conformance.sandbox import faults as F
 from gate_helpers import describe
-from validator import Validator
-from validator.context import DEFAULT_PROFILE, today_in_oslo
+from validator.context import DEFAULT_PROFILE
 from validator.spec import load_spec
 
 SPEC = load_spec()
 
 
 def _derived() -> list:
-    now = Session.now()
-    today = today_in_oslo(now)
-    return Deriver(SPEC, Validator(spec=SPEC, profile=DEFAULT_PROFILE, today=today), today).boundaries(
-        tuple(B.OPERATIONS))
+    """The boundaries the gate sends (derived without a target: a query is judged with placeholder test data)."""
+    session = Session("http://127.0.0.1:9", SPEC, DEFAULT_PROFILE, Identities.throwaway())
+    try:
+        return B.boundaries(session)[1]
+    finally:
+        session.close()
 
 
 BOUNDARIES = _derived()
 LIMITS = [b for b in BOUNDARIES if b.keyword in F.LIMIT_KEYWORDS]
 # the switch names of every field's limit, moved both ways
-SWITCHES = [F.MovedLimit(B.OPERATIONS[b.kind], b.pointer, b.keyword, by).name for b in LIMITS for by in (+1, -1)]
+SWITCHES = [F.MovedLimit(b.operation, b.pointer, b.keyword, by).name for b in LIMITS for by in (+1, -1)]
 
 
 @pytest.fixture(scope="module")
@@ -53,18 +53,22 @@ def server():
 def test_the_boundaries_reach_every_field_the_examples_leave_out_too():
     """The gate's list is the edge derivation's, every sent kind has boundaries, and an optional field the spec's
     example leaves out (a standing order's debtorName, purposeCode, endToEndIdentification) is reached."""
-    reached = {(b.kind, b.pointer, b.keyword) for b in BOUNDARIES}
-    assert {b.kind for b in BOUNDARIES} == set(B.OPERATIONS)
+    reached = {(b.kind or b.operation, b.pointer, b.keyword) for b in BOUNDARIES}
+    assert {b.operation for b in BOUNDARIES} == {*B.OPERATIONS.values(), *B.QUERY_OPERATIONS}
     for field in [("periodic-payment", "/debtorName", "maxLength"), ("periodic-payment", "/purposeCode", "enum"),
                   ("periodic-payment", "/endToEndIdentification", "maxLength"),
                   ("sepa-credit-transfer", "/creditorName", "maxLength"),
                   ("sandbox-account-transactions", "/0/bankTransactionCode", "minLength"),
                   ("card-transactions", "/0/transactionAmount/amount", "maximum"),
                   ("bulk-payment", "/payments/0/creditorAccount/bban", "pattern"),
-                  ("sepa-credit-transfer", "/requestedExecutionDate", "format")]:
+                  ("sepa-credit-transfer", "/requestedExecutionDate", "format"),
+                  ("listSandboxCardTransactions", "/query/limit", "maximum"),
+                  ("listSandboxAccountTransactions", "/query/offset", "minimum"),
+                  ("listSandboxCardTransactions", "/query/bookingStatus", "enum")]:
         assert field in reached, field
-    for b in BOUNDARIES:  # one field moved on the same valid example: the two sides differ at the pointer alone
-        assert b.outside.body != b.inside.body and b.outside.pointer == b.inside.pointer
+    for b in BOUNDARIES:  # one field moved on the same valid request: the two sides differ at the pointer alone
+        assert (b.outside.body, b.outside.query) != (b.inside.body, b.inside.query)
+        assert b.outside.pointer == b.inside.pointer
 
 
 def test_every_boundary_is_sent_once_whatever_max_examples(identities):
@@ -75,10 +79,11 @@ def test_every_boundary_is_sent_once_whatever_max_examples(identities):
     finally:
         server.stop()
     assert not result.findings, describe(result)
-    assert {o.operation for o in result.outcomes if o.status == "passed"} >= set(B.OPERATIONS.values())
-    # a control per operation and both sides of each boundary (the account transactions' path asks the listing)
+    operations = {*B.OPERATIONS.values(), *B.QUERY_OPERATIONS}
+    assert {o.operation for o in result.outcomes if o.status == "passed"} >= operations
+    # a control per operation and both sides of each boundary (the accounts' paths ask the listing)
     sent = [case for case in result.cases if case[1] != "listSandboxCustomers"]
-    assert len(sent) == len(B.OPERATIONS) + 2 * len(BOUNDARIES)
+    assert len(sent) == len(operations) + 2 * len(BOUNDARIES)
 
 
 @pytest.mark.parametrize("switch", SWITCHES, ids=lambda switch: switch.removeprefix(f"{F.LIMIT_OFF_BY_ONE}:"))
@@ -90,7 +95,7 @@ def test_a_limit_moved_by_one_is_caught(switch, server, identities):
     try:
         session.begin("negative", B.CHECK_ID)
         chosen = [b for b in B.boundaries(session)[1]
-                  if (B.OPERATIONS[b.kind], b.pointer, b.keyword) == (moved.operation, moved.pointer, moved.keyword)]
+                  if (b.operation, b.pointer, b.keyword) == (moved.operation, moved.pointer, moved.keyword)]
         assert len(chosen) == 1
         B.send_boundaries(session, moved.operation, chosen)
     finally:

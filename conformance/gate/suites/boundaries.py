@@ -19,9 +19,13 @@ from conformance.edges.derive import Boundary, Deriver, Edge
 from conformance.exchange.oracle import CODE_UNDECIDED
 from validator import Validator
 
+from conformance.mutations import REQUEST_OPERATIONS
+from validator.findings import ERROR
+
 from ..model import Expected, NotExercised, check
 from ..session import Session
 from . import semantic
+from .data import PLACEHOLDERS
 
 CHECK_ID = "negative:boundaries"
 # request kind -> the creation its boundaries are sent to: the semantic suite's, and a standing order's creation,
@@ -33,37 +37,58 @@ LEFT_OUT = {**semantic.LEFT_OUT,
                          "request alone (A25; the stateful suite runs it)"}
 
 
+# The reads whose query parameters carry limits, answered by the request and the fixed test data alone.
+QUERY_OPERATIONS = tuple(op for op, kind in REQUEST_OPERATIONS.items() if kind is None)
 _DERIVED: dict[tuple, tuple[Deriver, list[Boundary]]] = {}  # (spec, profile, day) -> derived: once per process
 
 
 def boundaries(session: Session) -> tuple[Deriver, list[Boundary]]:
-    """The deriver and the boundaries of the kinds sent, at the run's day in Oslo with the profile's validator
-    (derived once per spec, profile and day in a process)."""
+    """The deriver and the boundaries sent: the body fields' of the kinds sent and the query parameters' of the
+    reads, at the run's day in Oslo with the profile's validator (derived once per spec, profile and day in a
+    process; a query judged with the placeholder test data, its path's ids being no limit of the query)."""
     today = session.today()
     key = (id(session.spec), repr(session.profile), today)
     if key not in _DERIVED:
         if len(_DERIVED) > 8:
             _DERIVED.clear()
         deriver = Deriver(session.spec, Validator(spec=session.spec, profile=session.profile, today=today), today)
-        _DERIVED[key] = (deriver, deriver.boundaries(tuple(OPERATIONS)))
+        client = semantic._client(session)
+        found = deriver.boundaries(tuple(OPERATIONS))
+        for operation in QUERY_OPERATIONS:
+            where = semantic._where(session, operation, PLACEHOLDERS)
+
+            def breaks(query: dict[str, str], operation: str = operation, where: dict = where) -> set[str]:
+                request = client.prepare(operation, query=query, **where)
+                return {f.rule for f in session.findings_for(request) if f.severity == ERROR}
+
+            found += deriver.query_boundaries(operation, breaks)
+        _DERIVED[key] = (deriver, found)
     return _DERIVED[key]
 
 
-def _control(session: Session, client, operation: str, body: Any, where: dict, success: tuple[int, ...]) -> bool:
-    """The spec example every boundary of ``operation`` is made from, sent once. Refused, that refusal is the
-    finding (the example may itself sit at a limit, such as a 14-character bankTransactionCode) and the boundaries
-    are not sent: each would be refused for it. True when it was accepted."""
-    request = client.prepare(operation, body=body, **where)
-    exchange = session.send(client, request, operation)
+def _control(session: Session, client, operation: str, where: dict, success: tuple[int, ...], body: Any,
+             query: tuple[tuple[str, str], ...]) -> bool:
+    """The valid request every boundary of ``operation`` is made from (the spec's example; a read's required query
+    parameters), sent once. Refused, that refusal is the finding (the example may itself sit at a limit, such as a
+    14-character bankTransactionCode) and the boundaries are not sent: each would be refused for it. True when it
+    was accepted."""
+    exchange = session.send(client, _prepared(client, operation, where, body, query), operation)
     return session.expect(exchange, Expected(success, (), "the validator finds no error"), rule=semantic.CONTROL,
-                          ref="Endpoints", message=f"the spec's example of {operation}, the valid control every "
-                          f"boundary of the operation is made from, was refused ({semantic._refusal(exchange.response)})"
-                          "; its boundaries were not sent")
+                          ref="Endpoints", message=f"the valid control of {operation} every boundary of the "
+                          f"operation is made from was refused ({semantic._refusal(exchange.response)}); its "
+                          "boundaries were not sent")
+
+
+def _prepared(client, operation: str, where: dict, body: Any, query: tuple[tuple[str, str], ...]):
+    """A request of the operation: a creation with its body, a read with its query."""
+    if query:
+        return client.prepare(operation, query=dict(query), **where)
+    return client.prepare(operation, body=body, **where)
 
 
 def _send(session: Session, client, operation: str, where: dict, success: tuple[int, ...], boundary: Boundary,
           edge: Edge) -> None:
-    request = client.prepare(operation, body=edge.body, **where)
+    request = _prepared(client, operation, where, edge.body, edge.query)
     exchange = session.send(client, request, operation)
     expected, errors = session.predict(request, success=success)
     if errors and all(e.rule in CODE_UNDECIDED for e in errors):
@@ -81,14 +106,16 @@ def send_boundaries(session: Session, operation: str, chosen: list[Boundary] | N
     of boundaries sent (none when the control was refused). Raises NotExercised when the target cannot be asked
     (the operation absent in the profile or not offered, no test data for its path)."""
     deriver, every = boundaries(session)
-    kind = next(k for k, op in OPERATIONS.items() if op == operation)
-    chosen = [b for b in every if b.kind == kind] if chosen is None else chosen
+    chosen = [b for b in every if b.operation == operation] if chosen is None else chosen
     if not chosen:
         return 0
     client = semantic._client(session)
     where = semantic._where(session, operation)
     success = semantic._created(session, operation)
-    if not _control(session, client, operation, deriver.bases[kind][1], where, success):
+    kind = chosen[0].kind
+    base = deriver.bases[kind][1] if kind else None
+    control = tuple(deriver.query_base(operation).items()) if not kind else ()
+    if not _control(session, client, operation, where, success, base, control):
         return 0
     for boundary in chosen:
         for edge in (boundary.outside, boundary.inside):
@@ -97,7 +124,7 @@ def send_boundaries(session: Session, operation: str, chosen: list[Boundary] | N
 
 
 def run(session: Session) -> None:
-    for operation in OPERATIONS.values():
+    for operation in [*OPERATIONS.values(), *QUERY_OPERATIONS]:
         try:
             send_boundaries(session, operation)
         except NotExercised as why:
