@@ -1,7 +1,8 @@
 """The edges of the contract, derived from the spec and the validator's catalogue (no hand list of fields).
 
 Each request kind starts from its richest spec example (an execution date the validator finds past is moved to
-today). The kind's schema is walked along that payload; every place gets the edges its schema keywords call for
+today). The kind's schema is walked along that payload (and into an optional single-value field it leaves out, which
+the field's edges add); every place gets the edges its schema keywords call for
 (``maxLength``/``minLength``, ``enum``, ``minimum``/``maximum`` and int32, ``format: date``, ``minItems``/
 ``maxItems``), and the edges of every catalogue rule that targets it (a rule's ``targets`` name the component or the
 spec's ``x-rule`` tag it reads: amounts, IBAN, BBAN, KID, execution date, remittance, basket). Request headers get
@@ -11,6 +12,11 @@ verifies it (:meth:`Deriver.edges`). An edge that breaks another rule than the o
 the rule it breaks when it breaks one (a well-formed date in the past breaks the execution-date rule, not the date
 format), and left out when it breaks several (``Deriver.left_out``). A currency member is sent with an amount its
 minor units allow, so it probes the currency alone.
+
+An edge at a limit names it (:class:`Limit`: the keyword, its value, outside or just inside). Per limit of a field,
+the first edge outside that the validator refuses and the first inside that it accepts make a :class:`Boundary`
+(:meth:`Deriver.boundaries`; a query parameter's, from the same keyword edges: :meth:`Deriver.query_boundaries`):
+the list the conformance gate breaks every run (``negative:boundaries``), the edges this report sends.
 """
 from __future__ import annotations
 
