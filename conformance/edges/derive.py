@@ -744,7 +744,9 @@ class Deriver:
             out.update(part.get("properties", {}))
         return out
 
-    def edges(self, kinds: tuple[str, ...] | None = None) -> list[Edge]:
+    def edges(self, kinds: tuple[str, ...] | None = None, *, every_place: bool = False) -> list[Edge]:
+        """The verified edges of ``kinds``; a field met at several places of a request (a component's: the debtor's
+        and the creditor's account currency) at its first place only, unless ``every_place``."""
         out: list[Edge] = []
         self.left_out = []
         for kind, (operation, base) in self.bases.items():
@@ -753,15 +755,17 @@ class Deriver:
             for place in self.walker.places(kind, base):
                 out.extend(self._place_edges(kind, operation, base, place))
             out.extend(self._header_edges(kind, operation, base))
-        return _unique([e for e in map(self._verified, out) if e is not None])
+        verified = [e for e in map(self._verified, out) if e is not None]
+        return verified if every_place else _unique(verified)
 
     def boundaries(self, kinds: tuple[str, ...] | None = None) -> list[Boundary]:
-        """Every limit of every field the edges reach (length, range, items, enum, date format), once each: the first
-        edge outside it the validator refuses and the first inside it the validator accepts, both sendable (no
-        instant, no payments of the target). The list the conformance gate breaks every run (negative:boundaries);
-        the edges are the same the edge-case report sends."""
+        """Every limit of every field the edges reach (length, range, items, enum, date format, pattern), at every
+        place of the request (the debtor's and the creditor's account currency), once each: the first edge outside
+        it the validator refuses and the first inside it the validator accepts, both sendable (no instant, no
+        payments of the target). The list the conformance gate breaks every run (negative:boundaries); the edges
+        are the same the edge-case report sends."""
         groups: dict[tuple, dict[bool, Edge]] = {}
-        for edge in self.edges(kinds):
+        for edge in self.edges(kinds, every_place=True):
             if edge.limit is None or edge.only_validator or edge.headers:
                 continue
             key = (edge.kind, edge.pointer, edge.limit.keyword, edge.limit.value)
