@@ -151,10 +151,12 @@ def refused_boundary(faults: "ActiveFaults", headers: dict[str, str], body: byte
     return None
 
 
-# A limit of one field moved by one (issue 27, section 4): parametrised, so not in FAULTS (a sweep runs one field's):
-# limit-off-by-one:<operationId>:<JSON pointer into the body>:<keyword><+1|-1>, the keyword's value moved by one
-# for that field of that operation alone -- maxLength+1 takes one character more, maxLength-1 refuses a value at
-# the limit. The keywords are JSON Schema's limits of a length, a range and a number of items.
+# A limit of one field moved by one (issue 27, section 4), named by a parameter, so not in FAULTS (whose switches
+# the sweep and the gate's tests run one by one; tests/conformance/test_boundaries.py runs this one per field):
+# limit-off-by-one:<operationId>:<pointer>:<keyword><+1|-1>, the pointer a JSON pointer into the body or
+# /query/<parameter>, the keyword's value moved by one for that field of that operation alone -- maxLength+1 takes
+# one character more, maxLength-1 refuses a value at the limit. The keywords are JSON Schema's limits of a length,
+# a range and a number of items.
 LIMIT_OFF_BY_ONE = "limit-off-by-one"
 LIMIT_KEYWORDS = ("maxLength", "minLength", "maximum", "minimum", "maxItems", "minItems")
 _MOVED_LIMIT = re.compile(rf"{LIMIT_OFF_BY_ONE}:(?P<operation>[A-Za-z0-9_]+):(?P<pointer>(/[^:]*)+):"
@@ -169,7 +171,7 @@ PARAMETRISED = {LIMIT_OFF_BY_ONE: Fault(
 
 @dataclass(frozen=True)
 class MovedLimit:
-    """One limit of one body field of one operation moved by one (``limit-off-by-one:...``)."""
+    """One limit of one body field or query parameter of one operation moved by one (``limit-off-by-one:...``)."""
 
     operation: str
     pointer: str
