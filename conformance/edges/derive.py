@@ -194,8 +194,15 @@ class Walker:
                 if self._leaf(props[key]):
                     yield from self._walk({"allOf": props[key]}, None, path + (key,), f"{here}.{key}", section)
         elif isinstance(value, list) and value and items:
-            yield from self._walk({"allOf": items}, value[0], path + (0,), owner + "[]", section,
-                                  bool(keywords.get("uniqueItems")))
+            # the first item whole; of the others, what the first lacks (a card transaction with a currency exchange)
+            seen: set[tuple] = set()
+            for index, item in enumerate(value):
+                for place in self._walk({"allOf": items}, item, path + (index,), owner + "[]", section,
+                                        bool(keywords.get("uniqueItems"))):
+                    below = place.path[len(path) + 1:]
+                    if below not in seen:
+                        seen.add(below)
+                        yield place
 
 
     def _leaf(self, schemas: list) -> bool:
