@@ -1,10 +1,10 @@
 """The edges of the contract, derived from the spec and the validator's catalogue (no hand list of fields).
 
 Each request kind starts from its richest spec example (an execution date the validator finds past is moved to
-today). The kind's schema is walked along that payload (and into an optional single-value field it leaves out, which
-the field's edges add); every place gets the edges its schema keywords call for
-(``maxLength``/``minLength``, ``enum``, ``minimum``/``maximum`` and int32, ``format: date``, ``minItems``/
-``maxItems``), and the edges of every catalogue rule that targets it (a rule's ``targets`` name the component or the
+today). The kind's schema is walked along that payload (into an optional single-value field it leaves out, which the
+field's edges add; an array's first item, and of its later items what the first lacks); every place gets the edges
+its schema keywords call for (``maxLength``/``minLength``, ``enum``, ``minimum``/``maximum`` and int32,
+``format: date``, ``minItems``/``maxItems``), and the edges of every catalogue rule that targets it (a rule's ``targets`` name the component or the
 spec's ``x-rule`` tag it reads: amounts, IBAN, BBAN, KID, execution date, remittance, basket). Request headers get
 the edges of the header rules whose parameter the operation declares (X-PSU-IDENTITY). One edge = one field set to
 one boundary value in an otherwise valid request, so its verdict is about that boundary alone: the validator
