@@ -1,9 +1,10 @@
 """The edges of the contract, derived from the spec and the validator's catalogue (no hand list of fields).
 
 Each request kind starts from its richest spec example (an execution date the validator finds past is moved to
-today). The kind's schema is walked along that payload; every place gets the edges its schema keywords call for
-(``maxLength``/``minLength``, ``enum``, ``minimum``/``maximum`` and int32, ``format: date``, ``minItems``/
-``maxItems``), and the edges of every catalogue rule that targets it (a rule's ``targets`` name the component or the
+today). The kind's schema is walked along that payload (into an optional single-value field it leaves out, which the
+field's edges add; an array's first item, and of its later items what the first lacks); every place gets the edges
+its schema keywords call for (``maxLength``/``minLength``, ``enum``, ``minimum``/``maximum`` and int32,
+``format: date``, ``minItems``/``maxItems``), and the edges of every catalogue rule that targets it (a rule's ``targets`` name the component or the
 spec's ``x-rule`` tag it reads: amounts, IBAN, BBAN, KID, execution date, remittance, basket). Request headers get
 the edges of the header rules whose parameter the operation declares (X-PSU-IDENTITY). One edge = one field set to
 one boundary value in an otherwise valid request, so its verdict is about that boundary alone: the validator
@@ -11,6 +12,11 @@ verifies it (:meth:`Deriver.edges`). An edge that breaks another rule than the o
 the rule it breaks when it breaks one (a well-formed date in the past breaks the execution-date rule, not the date
 format), and left out when it breaks several (``Deriver.left_out``). A currency member is sent with an amount its
 minor units allow, so it probes the currency alone.
+
+An edge at a limit names it (:class:`Limit`: the keyword, its value, outside or just inside). Per limit of a field,
+the first edge outside that the validator refuses and the first inside that it accepts make a :class:`Boundary`
+(:meth:`Deriver.boundaries`; a query parameter's, from the same keyword edges: :meth:`Deriver.query_boundaries`):
+the list the conformance gate breaks every run (``negative:boundaries``), the edges this report sends.
 """
 from __future__ import annotations
 
@@ -28,6 +34,8 @@ from validator.checks.kid import MAX_LENGTH as KID_MAX, MIN_LENGTH as KID_MIN
 from validator.checks.kid import kid_check_digit_mod10, kid_check_digit_mod11
 from validator.context import OSLO, Context, today_in_oslo
 from validator.findings import ERROR
+from validator.request.build import sample_value
+from validator.request.parameters import inline_refs
 from validator.request.headers import PSU_IDENTITY_HEADER
 from validator.rules import Rule, catalogue
 from validator.rules.examples import set_pointer
@@ -37,6 +45,17 @@ INT32 = (-(2**31), 2**31 - 1)
 # Why an edge judged at an instant is not sent: a request cannot set the target's clock.
 AT_AN_INSTANT = "judged at an instant of the clock (around Oslo's midnight) a request cannot set on the target"
 ENUM_SHOWN = 8  # an enum this small is listed whole; a larger one by its ends and its non-current members
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The schema limit an edge sits at: the keyword, its value, and the side -- just outside (max+1, min−1, the first
+    value outside a range, a value outside an enum, a date that does not exist) or just inside (the limit itself, a
+    member, a date that exists)."""
+
+    keyword: str             # maxLength, minLength, maximum, minimum, maxItems, minItems, enum, format
+    value: Any               # the keyword's value (the enum: None; format: its name)
+    outside: bool
 
 
 @dataclass(frozen=True)
@@ -57,10 +76,39 @@ class Edge:
     source: str = "derived"
     assumptions: tuple[str, ...] = ()  # the decisions (A<n>) behind the verdict: the rule's and the field's
     input: Any = None        # the value the edge sets (the members it changes, when several), for a reader
+    limit: Limit | None = None  # the schema limit the edge sits at, when it is a boundary of one (Deriver.boundaries)
+    query: tuple[tuple[str, str], ...] = ()  # a query parameter's edge: the whole query (Deriver.query_boundaries)
 
     @property
     def group(self) -> str:
         return f"{self.rule} · {self.field}"
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """One limit of one field of a request kind, as the conformance gate breaks it: the edge just outside (a valid
+    request with only that field moved past the limit, which the validator refuses) and the edge just inside (the
+    limit itself, which the validator accepts)."""
+
+    outside: Edge
+    inside: Edge
+    operation: str           # where it is sent (the kind's creation; the query's operation)
+
+    @property
+    def kind(self) -> str:
+        return self.outside.kind
+
+    @property
+    def pointer(self) -> str:
+        return self.outside.pointer
+
+    @property
+    def keyword(self) -> str:
+        return self.outside.limit.keyword if self.outside.limit else ""
+
+    @property
+    def limit(self) -> Any:
+        return self.outside.limit.value if self.outside.limit else None
 
 
 @dataclass
@@ -142,9 +190,34 @@ class Walker:
             for key, sub in value.items():
                 if key in props:
                     yield from self._walk({"allOf": props[key]}, sub, path + (key,), f"{here}.{key}", section)
+            for key in props.keys() - value.keys():  # an optional leaf the payload leaves out: its edges add it
+                if self._leaf(props[key]):
+                    yield from self._walk({"allOf": props[key]}, None, path + (key,), f"{here}.{key}", section)
         elif isinstance(value, list) and value and items:
-            yield from self._walk({"allOf": items}, value[0], path + (0,), owner + "[]", section,
-                                  bool(keywords.get("uniqueItems")))
+            # the first item whole; of the others, what the first lacks (a card transaction with a currency exchange)
+            seen: set[tuple] = set()
+            for index, item in enumerate(value):
+                for place in self._walk({"allOf": items}, item, path + (index,), owner + "[]", section,
+                                        bool(keywords.get("uniqueItems"))):
+                    below = place.path[len(path) + 1:]
+                    if below not in seen:
+                        seen.add(below)
+                        yield place
+
+
+    def _leaf(self, schemas: list) -> bool:
+        """A schema of a single value (no object or array): its edges need no members or items around them."""
+        stack = list(schemas)
+        while stack:
+            node = stack.pop()
+            if "$ref" in node:
+                stack.append(self.spec.schema(node["$ref"].rsplit("/", 1)[1]))
+                continue
+            if node.get("type") in ("object", "array") or "properties" in node or "items" in node \
+                    or "anyOf" in node or "oneOf" in node:
+                return False
+            stack.extend(node.get("allOf", ()))
+        return True
 
 
 # ---------------------------------------------------------------------------------------------- base payloads
@@ -228,12 +301,12 @@ def length_edges(place: Place) -> Iterator[tuple[str, Any, str]]:
     k = place.keywords
     low, high = k.get("minLength", 0), k.get("maxLength")
     if low > 0:
-        yield f"min−1: {low - 1} characters", "x" * (low - 1), "schema-length"
-        yield f"min: {low} characters", "x" * low, "schema-length"
+        yield f"min−1: {low - 1} characters", "x" * (low - 1), "schema-length", Limit("minLength", low, True)
+        yield f"min: {low} characters", "x" * low, "schema-length", Limit("minLength", low, False)
     if high is None:
         return
-    yield f"max: {high} characters", "x" * high, "schema-length"
-    yield f"max+1: {high + 1} characters", "x" * (high + 1), "schema-length"
+    yield f"max: {high} characters", "x" * high, "schema-length", Limit("maxLength", high, False)
+    yield f"max+1: {high + 1} characters", "x" * (high + 1), "schema-length", Limit("maxLength", high, True)
     for label, unit in UNICODE_AT_LIMIT:
         yield f"max: {high} characters, {label}", text_of(high, unit), "schema-length"
     graphemes = "e\u0301" * high
@@ -247,7 +320,7 @@ def enum_edges(spec: Spec, place: Place) -> Iterator[tuple[str, Any, str]]:
     not_current = place.keywords.get("x-not-current-iso", {})
     shown = members if len(members) <= ENUM_SHOWN else list(dict.fromkeys([members[0], members[-1]]))
     for member in shown:
-        yield f"member {member!r}", member, "schema-enum"
+        yield f"member {member!r}", member, "schema-enum", Limit("enum", None, False)
     for label, codes in not_current.items():
         for code in codes:
             yield f"member {code!r} ({label})", code, "schema-enum"
@@ -256,13 +329,13 @@ def enum_edges(spec: Spec, place: Place) -> Iterator[tuple[str, Any, str]]:
         for label, value in (("below the first", str(numbers[0] - 1)), ("after the last", str(numbers[-1] + 1)),
                              ("leading zero", f"0{numbers[0]}")):
             if value not in members:
-                yield f"near-miss, {label}: {value!r}", value, "schema-enum"
+                yield f"near-miss, {label}: {value!r}", value, "schema-enum", Limit("enum", None, True)
     sample = members[0] if len(members) > ENUM_SHOWN else members[-1]
     for label, value in (("lower case", sample.lower()), ("upper case", sample.upper()),
                          ("leading space", " " + sample), ("trailing space", sample + " "),
                          ("trailing newline", sample + "\n"), ("empty", "")):
         if value not in members:
-            yield f"near-miss, {label}: {value!r}", value, "schema-enum"
+            yield f"near-miss, {label}: {value!r}", value, "schema-enum", Limit("enum", None, True)
     if "CurrencyCode" in place.tags:
         yield from _iso_currencies_outside(members)
 
@@ -283,11 +356,11 @@ def integer_edges(place: Place) -> Iterator[tuple[str, Any, str]]:
         low = INT32[0] if low is None else low
         high = INT32[1] if high is None else high
     if low is not None:
-        yield f"minimum−1: {low - 1}", low - 1, "schema-range"
-        yield f"minimum: {low}", low, "schema-range"
+        yield f"minimum−1: {low - 1}", low - 1, "schema-range", Limit("minimum", low, True)
+        yield f"minimum: {low}", low, "schema-range", Limit("minimum", low, False)
     if high is not None:
-        yield f"maximum: {high}", high, "schema-range"
-        yield f"maximum+1: {high + 1}", high + 1, "schema-range"
+        yield f"maximum: {high}", high, "schema-range", Limit("maximum", high, False)
+        yield f"maximum+1: {high + 1}", high + 1, "schema-range", Limit("maximum", high, True)
 
 
 def items_edges(place: Place, value: list) -> Iterator[tuple[str, Any, str]]:
@@ -295,12 +368,12 @@ def items_edges(place: Place, value: list) -> Iterator[tuple[str, Any, str]]:
     low, high = k.get("minItems"), k.get("maxItems")
     sizes = []
     if low is not None:
-        sizes += [("minItems−1", low - 1), ("minItems", low)] if low > 0 else [("minItems", low)]
+        sizes += [("minItems−1", low - 1, Limit("minItems", low, True)), ("minItems", low, Limit("minItems", low, False))]
     if high is not None:
-        sizes += [("maxItems", high), ("maxItems+1", high + 1)]
-    for label, n in sizes:
+        sizes += [("maxItems", high, Limit("maxItems", high, False)), ("maxItems+1", high + 1, Limit("maxItems", high, True))]
+    for label, n, limit in sizes:
         if n >= 0:
-            yield f"{label}: {n} items", _resized(value, n), "schema-items"
+            yield f"{label}: {n} items", _resized(value, n), "schema-items", limit
 
 
 def _resized(value: list, n: int) -> list:
@@ -321,10 +394,11 @@ def date_edges(place: Place, today: _dt.date) -> Iterator[tuple[str, Any, str]]:
         yield f"{label} ({value.isoformat()}, Europe/Oslo)", value.isoformat(), "schema-format"
     leap = next(y for y in itertools.count(today.year) if _is_leap(y) and _dt.date(y, 2, 29) >= today)
     past_leap = next(y for y in itertools.count(today.year, -1) if _is_leap(y) and _dt.date(y, 2, 29) < today)
-    yield f"29 February of a leap year ({leap})", f"{leap}-02-29", "schema-format"
-    yield f"29 February of a leap year in the past ({past_leap})", f"{past_leap}-02-29", "schema-format"
+    inside = Limit("format", "date", False)
+    yield f"29 February of a leap year ({leap})", f"{leap}-02-29", "schema-format", inside
+    yield f"29 February of a leap year in the past ({past_leap})", f"{past_leap}-02-29", "schema-format", inside
     common = next(y for y in itertools.count(today.year) if not _is_leap(y))
-    yield f"29 February of a common year ({common})", f"{common}-02-29", "schema-format"
+    yield f"29 February of a common year ({common})", f"{common}-02-29", "schema-format", Limit("format", "date", True)
 
 
 def _is_leap(year: int) -> bool:
@@ -375,9 +449,12 @@ def _amount_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str,
         yield f"{cls}: trailing zero over the limit", amount("1" + frac(digits) + ("0" if digits else ".0")), rule
         yield f"{cls}: zero", amount("0" + ("." + "0" * digits if digits else "")), "amount-positive"
         yield f"{cls}: smallest amount", amount("0." + "0" * (digits - 1) + "1" if digits else "1"), "amount-positive"
-        yield f"{cls}: {integer_digits} integer digits", amount("9" * integer_digits + frac(digits)), "amount-precision"
+        # the pattern's integer digits: a boundary where only the amount moves (the request's own currency)
+        at = (Limit("pattern", f"{integer_digits} integer digits", False),) if currency == own else ()
+        yield (f"{cls}: {integer_digits} integer digits", amount("9" * integer_digits + frac(digits)),
+               "amount-precision", *at)
         yield (f"{cls}: {integer_digits + 1} integer digits", amount("1" + "0" * integer_digits + frac(digits)),
-               "amount-precision")
+               "amount-precision", *(dataclasses.replace(a, outside=True) for a in at))
         yield f"{cls}: leading zeros", amount("007" + frac(digits)), "amount-grammar"
     for label, text in (("comma separator", "1,50"), ("plus sign", "+1.50"), ("minus sign", "-1.50"),
                         ("exponent", "1.5e2"), ("leading space", " 1.50"), ("no fraction after point", "1."),
@@ -395,13 +472,14 @@ def _iban_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str, A
     variants = {f"{check + 1:02d}" if check < 98 else "97": "check digits +1",
                 f"{check - 1:02d}" if check > 2 else "98": "check digits −1", "00": "check digits 00",
                 "01": "check digits 01", "99": "check digits 99"}
-    yield f"valid ({value})", value, "iban-invalid"
+    pattern = Limit("pattern", "IBAN", False)
+    yield f"valid ({value})", value, "iban-invalid", pattern
     for digits, label in variants.items():
         if digits != value[2:4]:
             yield f"{label}: {value[:2]}{digits}{value[4:]}", value[:2] + digits + value[4:], "iban-invalid"
     spaced = " ".join(value[i:i + 4] for i in range(0, len(value), 4))
     yield f"print format with spaces: {spaced!r}", spaced, "iban-invalid"
-    yield "lower case", value.lower(), "iban-invalid"
+    yield "lower case", value.lower(), "iban-invalid", dataclasses.replace(pattern, outside=True)
     yield "one character more", value + "0", "iban-invalid"
     first10 = _bban_first10(has_check_digit=True)
     bad = first10 + str((int(norwegian_bban_check_digit(first10)) + 1) % 10)
@@ -427,12 +505,15 @@ def _bban_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str, A
     bban = value["bban"]
     wrong = str((int(bban[10]) + 1) % 10)
     no_check = _bban_first10(has_check_digit=False)
-    for label, text, rule in (("valid", bban, "bban-check-digit"),
-                              ("MOD11 check digit off by one", bban[:10] + wrong, "bban-check-digit"),
-                              ("no valid MOD11 check digit exists (remainder 10)", no_check + "0", "bban-check-digit"),
-                              ("10 digits", bban[:10], "bban-format"), ("12 digits", bban + "0", "bban-format"),
-                              ("with dots", f"{bban[:4]}.{bban[4:6]}.{bban[6:]}", "bban-format")):
-        yield f"{label}: {text}", {**value, "bban": text}, rule
+    inside, outside = Limit("pattern", "11 digits", False), Limit("pattern", "11 digits", True)
+    for label, text, rule, *limit in (("valid", bban, "bban-check-digit", inside),
+                                      ("MOD11 check digit off by one", bban[:10] + wrong, "bban-check-digit"),
+                                      ("no valid MOD11 check digit exists (remainder 10)", no_check + "0",
+                                       "bban-check-digit"),
+                                      ("10 digits", bban[:10], "bban-format"),
+                                      ("12 digits", bban + "0", "bban-format", outside),
+                                      ("with dots", f"{bban[:4]}.{bban[4:6]}.{bban[6:]}", "bban-format")):
+        yield f"{label}: {text}", {**value, "bban": text}, rule, "/bban", *limit
 
 
 @rule_edges("kid-invalid")
@@ -454,11 +535,13 @@ def _kid_edges(d: "Deriver", place: Place, value: Any) -> Iterator[tuple[str, An
     yield f"MOD11 check digit: {payload + mod11}", kid(payload + mod11), "kid-invalid"
     yield f"MOD11 check digit '-': {dash}-", kid(dash + "-"), "kid-invalid"
     yield f"wrong check digit: {payload + wrong}", kid(payload + wrong), "kid-invalid"
-    for label, n in ((f"min−1: {KID_MIN - 1} character", KID_MIN - 1), (f"min: {KID_MIN} characters", KID_MIN),
-                     (f"max: {KID_MAX} characters", KID_MAX), (f"max+1: {KID_MAX + 1} characters", KID_MAX + 1)):
+    for label, n, limit in ((f"min−1: {KID_MIN - 1} character", KID_MIN - 1, Limit("KID length", KID_MIN, True)),
+                            (f"min: {KID_MIN} characters", KID_MIN, Limit("KID length", KID_MIN, False)),
+                            (f"max: {KID_MAX} characters", KID_MAX, Limit("KID length", KID_MAX, False)),
+                            (f"max+1: {KID_MAX + 1} characters", KID_MAX + 1, Limit("KID length", KID_MAX, True))):
         body = ("9" * (n - 1))
         text = body + kid_check_digit_mod10(body) if n > 1 else "0"
-        yield f"{label}: {text}", kid(text), "kid-invalid"
+        yield f"{label}: {text}", kid(text), "kid-invalid", "/reference", limit
 
 
 @rule_edges("execution-date-past")
@@ -668,7 +751,9 @@ class Deriver:
             out.update(part.get("properties", {}))
         return out
 
-    def edges(self, kinds: tuple[str, ...] | None = None) -> list[Edge]:
+    def edges(self, kinds: tuple[str, ...] | None = None, *, every_place: bool = False) -> list[Edge]:
+        """The verified edges of ``kinds``; a field met at several places of a request (a component's: the debtor's
+        and the creditor's account currency) at its first place only, unless ``every_place``."""
         out: list[Edge] = []
         self.left_out = []
         for kind, (operation, base) in self.bases.items():
@@ -677,7 +762,25 @@ class Deriver:
             for place in self.walker.places(kind, base):
                 out.extend(self._place_edges(kind, operation, base, place))
             out.extend(self._header_edges(kind, operation, base))
-        return _unique([e for e in map(self._verified, out) if e is not None])
+        verified = [e for e in map(self._verified, out) if e is not None]
+        return verified if every_place else _unique(verified)
+
+    def boundaries(self, kinds: tuple[str, ...] | None = None) -> list[Boundary]:
+        """Every limit of every field the edges reach (length, range, items, enum, date format, pattern), at every
+        place of the request (the debtor's and the creditor's account currency), once each: the first edge outside
+        it the validator refuses and the first inside it the validator accepts, both sendable (no instant, no
+        payments of the target). The list the conformance gate breaks every run (negative:boundaries); the edges
+        are the same the edge-case report sends."""
+        groups: dict[tuple, dict[bool, Edge]] = {}
+        for edge in self.edges(kinds, every_place=True):
+            if edge.limit is None or edge.only_validator or edge.headers:
+                continue
+            key = (edge.kind, edge.pointer, edge.limit.keyword, edge.limit.value)
+            sides = groups.setdefault(key, {})
+            if edge.limit.outside not in sides and bool(self.breaks(edge)) == edge.limit.outside:
+                sides[edge.limit.outside] = edge
+        return [Boundary(sides[True], sides[False], self.bases[sides[True].kind][0]) for sides in groups.values()
+                if len(sides) == 2]
 
     def breaks(self, edge: Edge) -> set[str]:
         """The rules the validator finds broken (errors) in the edge's body, at its instant, with its context."""
@@ -711,30 +814,68 @@ class Deriver:
         return None
 
     def _value(self, base: Any, path: tuple) -> Any:
+        """The value at ``path``; None where the payload leaves an optional leaf out."""
         for token in path:
+            if isinstance(base, dict) and token not in base:
+                return None
             base = base[token]
         return base
 
-    def _place_edges(self, kind: str, operation: str, base: Any, place: Place) -> Iterator[Edge]:
-        value = self._value(base, place.path)
+    def keyword_edges(self, operation: str, place: Place, value: Any) -> list[tuple]:
+        """The edges the schema keywords of a place call for (a body field's or a query parameter's)."""
         k = place.keywords
-        generated: list[tuple[str, Any, str]] = []
         typ = k.get("type")
         if typ == "string" and "enum" in k:
-            generated += enum_edges(self.spec, place)
-        elif typ == "string" and "pattern" not in k and "format" not in k and ("maxLength" in k or k.get("minLength")):
-            generated += length_edges(place)
-        elif typ == "string" and k.get("format") == "date":
-            generated += date_edges(place, self.today)
-        elif typ == "string" and k.get("format") == "date-time" and "x-batch-run-times" in self.spec.operation(
+            return list(enum_edges(self.spec, place))
+        if typ == "string" and "pattern" not in k and "format" not in k and ("maxLength" in k or k.get("minLength")):
+            return list(length_edges(place))
+        if typ == "string" and k.get("format") == "date":
+            return list(date_edges(place, self.today))
+        if typ == "string" and k.get("format") == "date-time" and "x-batch-run-times" in self.spec.operation(
                 operation).raw:
-            generated += datetime_edges(self.today, self.batch_times())
-        elif typ == "integer":
-            generated += integer_edges(place)
-        elif typ == "array":
-            generated += items_edges(place, value)
+            return list(datetime_edges(self.today, self.batch_times()))
+        if typ == "integer":
+            return list(integer_edges(place))
+        if typ == "array":
+            return list(items_edges(place, value))
+        return []
+
+    def query_base(self, operation: str) -> dict[str, str]:
+        """A valid query of ``operation``: its required parameters with their sample values."""
+        return {p.name: sample_value(self.spec, p.schema) for p in self.spec.operation(operation).query_parameters
+                if p.required}
+
+    def query_boundaries(self, operation: str, breaks: Callable[[dict[str, str]], set[str]]) -> list[Boundary]:
+        """The limits of ``operation``'s query parameters, from the edges a body field with the same keywords gets:
+        each edge the operation's valid query (its required parameters' sample values) with one parameter set;
+        ``breaks(query)``: the rules a request of the operation with that query breaks (the whole-request check)."""
+        op = self.spec.operation(operation)
+        base = self.query_base(operation)
+        out = []
+        for parameter in op.query_parameters:
+            schema = inline_refs(self.spec, parameter.schema)
+            section = parameter.raw.get("x-document-ref") or schema.get("x-document-ref") or op.document_ref or ""
+            place = Place((), {k: schema[k] for k in _KEYWORDS if k in schema}, frozenset(), parameter.name, section)
+            groups: dict[tuple, dict[bool, Edge]] = {}
+            for label, value, _rule, *focus in self.keyword_edges(operation, place, None):
+                limit = next((f for f in focus if isinstance(f, Limit)), None)
+                sides = groups.setdefault((limit.keyword, limit.value), {}) if limit else {}
+                if limit is None or limit.outside in sides:
+                    continue
+                query = {**base, parameter.name: str(value)}
+                broken = breaks(query)
+                if bool(broken) == limit.outside:
+                    sides[limit.outside] = Edge(min(broken) if broken else "query-format", parameter.name, section,
+                                                label, "", None, f"/query/{parameter.name}", input=str(value),
+                                                limit=limit, query=tuple(query.items()))
+            out += [Boundary(sides[True], sides[False], operation) for sides in groups.values() if len(sides) == 2]
+        return out
+
+    def _place_edges(self, kind: str, operation: str, base: Any, place: Place) -> Iterator[Edge]:
+        value = self._value(base, place.path)
+        generated = self.keyword_edges(operation, place, value)
         if place.rule_tags:  # a keyword the spec gives to a rule (x-rule) is that rule's edge
-            generated = [(label, v, place.rule_tags[0]) for label, v, _ in generated]
+            generated = [(label, v, place.rule_tags[0], *rest) for label, v, _, *rest in generated]
         direction = self.spec.kind(kind).direction
         for rule in self.rules.values():
             fn = RULE_EDGES.get(rule.id)
@@ -742,6 +883,8 @@ class Deriver:
                 generated += fn(self, place, value)
         seen_at_place: set = set()
         for label, new, rule_at, *focus in generated:
+            limit = next((f for f in focus if isinstance(f, Limit)), None)
+            focus = [f for f in focus if not isinstance(f, Limit)]
             if (label, rule_at) in seen_at_place:
                 continue
             seen_at_place.add((label, rule_at))
@@ -766,7 +909,7 @@ class Deriver:
                                                *(place.assumptions if place.path else ())]))
             yield Edge(rule_id, place.owner, section or (rule.ref if rule else ""), label, kind, body,
                        pointer, at=at or None, context=context, only_validator=only, assumptions=assumptions,
-                       input=shown)
+                       input=shown, limit=limit)
 
     def batch_times(self) -> tuple[str, ...]:
         """The batch runs' HH:MM in Europe/Oslo: the profile's, else the spec's (A25)."""

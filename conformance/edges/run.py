@@ -16,8 +16,8 @@ import httpx
 from conformance.gate.model import Answer, NotExercised, printable
 from conformance.gate.pool import GatewayOptions, Unanswered
 from conformance.gate.session import Identities, Session, TargetUnreachable, TlsFailure, answer_of, curl
-from conformance.gate.suites import data as suite_data
-from conformance.gate.suites import semantic
+from conformance.gate.suites.data import PLACEHOLDERS
+from conformance.gate.suites import boundaries, semantic
 from validator import Validator
 from validator.context import OSLO, Context, Profile
 from validator.findings import ERROR
@@ -26,21 +26,16 @@ from validator.spec import Spec
 from .derive import Deriver, Edge
 
 NO_TARGET = "none"
-# What stands in for the target's test data when there is no target (the validator never looks them up).
-PLACEHOLDERS = suite_data.Resources((suite_data.Customer("customer-number", "", "", ("account-id",), ("card-account-id",)),))
 SEARCH_FIELD = "Hypothesis search"
 # Why a case has no answer of the target (Case.unsent): left out by design, or the target lacked what it needs.
 NOT_SENT, NOT_EXERCISED = "not sent", "not exercised"
 # A target that cannot be connected to any more ends the run (exit 2); any other failure to answer is that case's
 # answer.
 GONE = (httpx.ConnectError, httpx.ConnectTimeout)
-# Request kinds sent besides the semantic suite's (whose answer depends on the request alone): a standing order's
-# creation checks the request only (A26, A31).
-SENT = {**semantic.OPERATIONS, "periodic-payment": "createPeriodicPayment"}
-# Why the other kinds' edges are not sent (the semantic suite's reasons, and these).
-NOT_SENT_WHY = {**semantic.LEFT_OUT,
-                "batch-run": "a batch run executes the target's pending payments: its answer depends on them, not on "
-                             "the request alone (A25; the stateful suite runs it)"}
+# The request kinds whose answer depends on the request alone, sent (the gate sends their boundaries), and why the
+# other kinds' edges are not sent.
+SENT = boundaries.OPERATIONS
+NOT_SENT_WHY = boundaries.LEFT_OUT
 
 
 @dataclass

@@ -27,10 +27,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from conformance.edges.derive import Walker
 from validator.context import DEFAULT_PROFILE, Context, PaymentFacts, Profile
 from validator.api import Validator
 from validator.findings import ERROR, Finding
+from validator.schema import KEYWORD_RULES
 from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
+from validator.request.parameters import inline_refs
 from validator.spec import Operation, Spec, load_spec
 
 from . import domain as D
@@ -145,11 +148,12 @@ def _message_path(pointer: str) -> str | None:
 
 
 def refusal(findings: list[Finding], faults: F.ActiveFaults, op: Operation | None,
-            body: str = "per-operation") -> Reply | None:
+            body: str = "per-operation", passed: frozenset[tuple[str, str]] = frozenset()) -> Reply | None:
     """The answer to a request with error findings, or None when it passes. Fault switches that hide rules are
-    consulted here: the only path by which an error finding goes unanswered."""
+    consulted here: the only path by which an error finding goes unanswered (``passed``: the (pointer, rule) of
+    the findings a moved limit lets pass, :func:`moved_limits`)."""
     hidden = faults.hidden_rules
-    errors = [f for f in findings if f.severity == ERROR and f.rule not in hidden]
+    errors = [f for f in findings if f.severity == ERROR and f.rule not in hidden and (f.pointer, f.rule) not in passed]
     if F.SIGNED_HEADERS_PARTIAL in faults:  # the verifier's message names the unsigned header first
         errors = [f for f in errors if f.rule != "signature-headers-incomplete"
                   or f.message.startswith(("X-Request-ID ", "Date ", "Digest "))]
@@ -161,6 +165,58 @@ def refusal(findings: list[Finding], faults: F.ActiveFaults, op: Operation | Non
     first = [f for f in errors if (f.status or 400) == status]
     where = (lambda _pointer: "/creditorName") if F.REFUSAL_PATH_ELSEWHERE in faults else _message_path
     return error_reply(op, status, [(f.code or "FORMAT_ERROR", where(f.pointer), f.message) for f in first], body)
+
+
+def moved_limits(s: Sandbox, op: Operation | None, body: bytes,
+                 query: list[tuple[str, str]]) -> tuple[frozenset[tuple[str, str]], tuple[str, str] | None]:
+    """The limit-off-by-one switches on ``op``: the (pointer, rule) of the findings a limit moved outwards lets pass,
+    and the (path, message) of the refusal a limit moved inwards adds to a value the spec's limit allows. A body
+    field's limit is read where the edge derivation reads it (the schema walked along the body), a query
+    parameter's from its schema."""
+    passed, refused = set(), None
+    for m, limit, value, rule in _moved_here(s, op, body, query):
+        judged = m.judged(limit, value)
+        if judged == (False, True):
+            passed.add((m.pointer if m.pointer.startswith("/query/") else "/body" + m.pointer, rule))
+        elif judged == (True, False):
+            refused = (m.pointer, f"{m.pointer}: {m.keyword} is {limit + m.by}")
+    return frozenset(passed), refused
+
+
+def _moved_here(s: Sandbox, op: Operation | None, body: bytes, query: list[tuple[str, str]]):
+    """(switch, the spec's limit, the request's value there, the rule of its finding) per switch on ``op``."""
+    moved = [m for m in s.faults.moved_limits if op is not None and m.operation == op.operation_id]
+    parameters = {f"/query/{p.name}": p for p in op.query_parameters} if moved else {}
+    given = _query_values(s.spec, op, query) if parameters else {}
+    for m in [m for m in moved if m.pointer in parameters]:
+        limit = inline_refs(s.spec, parameters[m.pointer].schema).get(m.keyword)
+        if limit is not None and m.pointer[len("/query/"):] in given:
+            yield m, limit, given[m.pointer[len("/query/"):]], "query-format"
+    kind = next((k for k, kk in s.spec.kinds.items() if kk.is_request and op.request_schema_ref
+                 and op.request_schema_ref.rsplit("/", 1)[1] == kk.schema_name), None) if moved else None
+    try:
+        value = json.loads(body) if kind and body else None
+    except ValueError:
+        value = None
+    if value is None:
+        return
+    places = {place.pointer: place for place in Walker(s.spec).places(kind, value)}
+    for m in [m for m in moved if m.pointer in places]:
+        limit = places[m.pointer].keywords.get(m.keyword)
+        if limit is not None:
+            yield m, limit, _at(value, m.pointer), KEYWORD_RULES[m.keyword]
+
+
+def _at(value: Any, pointer: str) -> Any:
+    """The value at a JSON pointer (no escapes: the body's member names have none), None when absent."""
+    for token in pointer.split("/")[1:]:
+        if isinstance(value, list) and token.isdigit() and int(token) < len(value):
+            value = value[int(token)]
+        elif isinstance(value, dict) and token in value:
+            value = value[token]
+        else:
+            return None
+    return value
 
 
 def refusals(spec: Spec, profile: Profile) -> dict[str, tuple[int, str]]:
@@ -320,9 +376,12 @@ def check(s: Sandbox, request: Request, body: bytes, validator: Validator | None
     if op is not None and op.request_schema_ref and op.request_schema_ref.endswith("/SigningBasketRequest"):
         v.context = _basket_context(s, tpp, body) or v.context
     findings = request_findings(v, Parsed(req, parsed.problems))
-    answer = refusal(findings, s.faults, op, s.profile.error_body)
+    passed, too_far = moved_limits(s, op, body, req.query) if s.faults.moved_limits else (frozenset(), None)
+    answer = refusal(findings, s.faults, op, s.profile.error_body, passed)
     if answer is not None:
         return answer
+    if too_far:
+        return error_reply(op, 400, [("FORMAT_ERROR", *too_far)], s.profile.error_body)
     if s.trusted_cas and tpp is not None and not issued_by(certificate, s.trusted_cas):  # A39: only its CAs
         return error_reply(op, 401, [("CERTIFICATE_INVALID", "/headers/TPP-Signature-Certificate",
                                       "the certificate is not issued by a CA this sandbox trusts (--trusted-ca)")],

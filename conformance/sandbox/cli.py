@@ -188,9 +188,9 @@ def _server_tls(cert: str | None, key: str | None, client_ca: str | None):
 @sandbox.command("faults")
 def list_faults() -> None:
     """List the fault switches and what each breaks."""
-    from .faults import FAULTS
+    from .faults import FAULTS, PARAMETRISED
 
     width = max(len(name) for name in FAULTS)
-    for fault in FAULTS.values():
+    for fault in [*FAULTS.values(), *PARAMETRISED.values()]:
         click.echo(f"{fault.name:<{width}}  {fault.bug}")
         click.echo(f"{'':<{width}}  breaks: {fault.breaks}")

@@ -9,8 +9,9 @@ findings of the named rules, which is the only path by which a finding is not an
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,59 @@ def refused_boundary(faults: "ActiveFaults", headers: dict[str, str], body: byte
     return None
 
 
+# A limit of one field moved by one (issue 27, section 4), named by a parameter, so not in FAULTS (whose switches
+# the sweep and the gate's tests run one by one; tests/conformance/test_boundaries.py runs this one per field):
+# limit-off-by-one:<operationId>:<pointer>:<keyword><+1|-1>, the pointer a JSON pointer into the body or
+# /query/<parameter>, the keyword's value moved by one for that field of that operation alone -- maxLength+1 takes
+# one character more, maxLength-1 refuses a value at the limit. The keywords are JSON Schema's limits of a length,
+# a range and a number of items.
+LIMIT_OFF_BY_ONE = "limit-off-by-one"
+LIMIT_KEYWORDS = ("maxLength", "minLength", "maximum", "minimum", "maxItems", "minItems")
+_MOVED_LIMIT = re.compile(rf"{LIMIT_OFF_BY_ONE}:(?P<operation>[A-Za-z0-9_]+):(?P<pointer>(/[^:]*)+):"
+                          rf"(?P<keyword>{'|'.join(LIMIT_KEYWORDS)})(?P<by>[+-]1)")
+PARAMETRISED = {LIMIT_OFF_BY_ONE: Fault(
+    f"{LIMIT_OFF_BY_ONE}:<operationId>:<pointer>:<keyword>(+1|-1)",
+    "each limit of a field is the spec's (Limits; 400 FORMAT_ERROR beyond it, the limit itself accepted)",
+    "the named field of the named operation has its length, range or items limit moved by one (e.g. "
+    f"{LIMIT_OFF_BY_ONE}:createSepaCreditTransfer:/creditorName:maxLength+1 takes 71 characters)",
+    "app.check (finding filter and refusal)")}
+
+
+@dataclass(frozen=True)
+class MovedLimit:
+    """One limit of one body field or query parameter of one operation moved by one (``limit-off-by-one:...``)."""
+
+    operation: str
+    pointer: str
+    keyword: str
+    by: int
+
+    @classmethod
+    def parse(cls, name: str) -> "MovedLimit | None":
+        match = _MOVED_LIMIT.fullmatch(name)
+        if match is None:
+            return None
+        return cls(match["operation"], match["pointer"], match["keyword"], int(match["by"]))
+
+    @property
+    def name(self) -> str:
+        return f"{LIMIT_OFF_BY_ONE}:{self.operation}:{self.pointer}:{self.keyword}{self.by:+d}"
+
+    def judged(self, limit: int | float, value: Any) -> tuple[bool, bool] | None:
+        """(within the spec's limit, within the moved one) for the value at the field; None when the value is not
+        one the keyword measures."""
+        if self.keyword.endswith(("Length", "Items")):
+            if not isinstance(value, (str, list)):
+                return None
+            measure = len(value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            measure = value
+        else:
+            return None
+        upper = self.keyword.startswith("max")
+        return tuple((measure <= bound) if upper else (measure >= bound) for bound in (limit, limit + self.by))
+
+
 class UnknownFault(ValueError):
     pass
 
@@ -163,9 +217,10 @@ class ActiveFaults:
     @classmethod
     def of(cls, names: Iterable[str] = ()) -> "ActiveFaults":
         names = frozenset(names)
-        unknown = sorted(names - FAULTS.keys())
+        unknown = sorted(n for n in names - FAULTS.keys() if MovedLimit.parse(n) is None)
         if unknown:
-            raise UnknownFault(f"unknown fault switch {', '.join(unknown)} (known: {', '.join(FAULTS)})")
+            raise UnknownFault(f"unknown fault switch {', '.join(unknown)} (known: {', '.join(FAULTS)}; and "
+                               f"{PARAMETRISED[LIMIT_OFF_BY_ONE].name})")
         return cls(names)
 
     def __contains__(self, name: str) -> bool:
@@ -173,7 +228,11 @@ class ActiveFaults:
 
     @property
     def hidden_rules(self) -> frozenset[str]:
-        return frozenset(rule for name in self.names for rule in FAULTS[name].hides)
+        return frozenset(rule for name in self.names if name in FAULTS for rule in FAULTS[name].hides)
+
+    @property
+    def moved_limits(self) -> tuple[MovedLimit, ...]:
+        return tuple(moved for name in sorted(self.names) if (moved := MovedLimit.parse(name)) is not None)
 
 
 NONE = ActiveFaults()

@@ -188,3 +188,8 @@ def bulk_body(*amounts: str, debtor: dict = KARI_NOK, creditor: str = CREDITOR_B
     if date:
         body["requestedExecutionDate"] = date
     return body
+
+
+# What stands in for the target's test data in a request judged but not sent (the validator never looks them up):
+# the edge-case report without a target, the gate's derivation of the query parameters' boundaries.
+PLACEHOLDERS = Resources((Customer("customer-number", "", "", ("account-id",), ("card-account-id",)),))
