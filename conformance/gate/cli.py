@@ -84,14 +84,14 @@ def _tls(cert, key, ca_bundle, insecure):
 
 
 def _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections,
-            fmt, gateway=None, wait_for_target: float | None = None) -> None:
-    """``conform --replay``: the report's findings (or the chosen ones) replayed against the target; exits."""
+            fmt, gateway, tls=None, wait_for_target: float | None = None) -> None:
+    """``conform --replay``: the report's findings (or the chosen ones) replayed against the target, reached as a run
+    reaches it (TLS, -H headers, rate limit, timeouts, the environment's proxy); exits."""
     from validator.formats.json_format import dumps
 
     from . import replay
-    from .session import TargetUnreachable
-    from .pool import GatewayOptions
-    from .target import reachable, serving, wait_for
+    from .session import TargetUnreachable, TlsFailure
+    from .target import serving
 
     try:
         report = replay.load(replay_path)
@@ -103,12 +103,10 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
         raise ConformUsageError(str(exc)) from None
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
-            problem = wait_for(base_url, wait_for_target) if wait_for_target is not None else reachable(base_url)
-            if problem:
-                raise click.ClickException(problem)
+            _check_reachable(base_url, wait_for_target, tls, gateway)
             verdicts = replay.replay(report, chosen, base_url, identities, profile, profile_path, max_connections,
-                                     gateway or GatewayOptions())
-    except (TargetUnreachable, click.ClickException) as exc:
+                                     gateway, tls)
+    except (TargetUnreachable, TlsFailure, click.ClickException) as exc:
         message = exc.format_message() if isinstance(exc, click.ClickException) else exc
         click.echo(printable(f"Error: {message}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)
@@ -117,6 +115,20 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
     else:
         click.echo(replay.text(verdicts), nl=False)
     sys.exit(EXIT_FINDINGS if any(v.status == replay.STILL_FAILING for v in verdicts) else EXIT_CLEAN)
+
+
+def _check_reachable(base_url: str, wait_for_target: float | None, tls, gateway) -> None:
+    """A ClickException saying why the target does not answer as the run reaches it (after --wait-for-target)."""
+    from .target import reachable, wait_for
+
+    def problem_of(url: str, timeout: float = 10.0) -> str | None:
+        return reachable(url, min(timeout, gateway.timeout), tls=tls, headers=gateway.headers,
+                         max_response_bytes=gateway.max_response_bytes)
+
+    problem = wait_for(base_url, wait_for_target, problem_of=problem_of) if wait_for_target is not None \
+        else problem_of(base_url)
+    if problem:
+        raise click.ClickException(problem)
 
 
 @click.command("conform")
@@ -220,7 +232,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     from . import report
     from .runner import RunOptions, run, selected
     from .session import TargetUnreachable, TlsFailure
-    from .target import REFERENCE, reachable, serving, wait_for
+    from .target import REFERENCE, serving
 
     chosen = _suites(suites)
     patterns = tuple(p.strip() for p in check_patterns.split(",") if p.strip())
@@ -245,26 +257,17 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     tls = _tls(tls_cert, tls_key, ca_bundle, insecure)
     if finding_names and not replay_path:
         raise ConformUsageError("--finding goes with --replay")
-    if replay_path and tls:
-        raise ConformUsageError("--replay does not take the TLS options (--tls-cert, --tls-key, --ca-bundle, "
-                                "--insecure) yet")
-    if replay_path:
-        from .pool import GatewayOptions
+    from .pool import GatewayOptions
 
+    gateway = GatewayOptions(gateway_headers, rate_limit, request_timeout, max_response_bytes,
+                             allowed_origins=allowed_origins)
+    if replay_path:
         _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections, fmt,
-                GatewayOptions(gateway_headers, rate_limit, request_timeout, max_response_bytes,
-                               allowed_origins=allowed_origins), wait_for_target)
+                gateway, tls, wait_for_target)
     progress = Progress(progress_mode(quiet, fmt), selected(chosen, patterns))
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
-            def problem_of(url: str, timeout: float = 10.0) -> str | None:
-                return reachable(url, min(timeout, request_timeout), tls=tls, headers=gateway_headers,
-                                 max_response_bytes=max_response_bytes)
-
-            problem = wait_for(base_url, wait_for_target, problem_of=problem_of) if wait_for_target is not None \
-                else problem_of(base_url)
-            if problem:
-                raise click.ClickException(problem)
+            _check_reachable(base_url, wait_for_target, tls, gateway)
             progress.start(base_url)
             options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns,
                                  max_connections, tls=tls)

@@ -8,7 +8,6 @@ what a conforming implementation answers to a request exactly as prepared; :meth
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import datetime as _dt
 import re
@@ -523,21 +522,15 @@ class Session:
             outcome.findings.append(finding)
             outcome.status = "failed"
 
-    def _without_gateway_headers(self, request: PreparedRequest) -> PreparedRequest:
-        """The request without the run's -H headers: the report keeps no API key (a replay's pool adds its own)."""
-        names = {n.lower() for n, _v in self.gateway.headers}
-        if not names:
-            return request
-        return dataclasses.replace(request, headers=[(n, v) for n, v in request.headers if n.lower() not in names])
-
     def replayable(self, finding: Finding, exchange: Exchange | None, expectation: Expected | None) -> None:
         """What a replay of the finding needs: its request (recorded.record), its judgement in machine form, and
         whether one request re-creates it or only its check, run again, does (and why)."""
         issued, unrecorded = False, ""
         if exchange is not None:
             try:
-                finding.request = record(self._without_gateway_headers(exchange.request), self.identities,
-                                         self.now())
+                finding.request = record(exchange.request, self.identities, self.now(),
+                                         gateway=[n for n, _v in self.gateway.headers],
+                                         also_signed=self.profile.signature_extra_headers)
             except Exception as exc:  # noqa: BLE001 - a request no replay can hold must not break the check
                 unrecorded = f"its request could not be recorded ({type(exc).__name__}: {exc})"
             with self._lock:
