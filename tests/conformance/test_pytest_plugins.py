@@ -159,8 +159,8 @@ SEPA = {"payment-service": "payments", "payment-product": "sepa-credit-transfers
 
 def pending(ob_sandbox, ob_client):
     """A payment of Kari's for today authorised on the SCA page: PDNG, waiting for the next batch run."""
-    body = {**ob_client.default_body("createSepaCreditTransfer"), "requestedExecutionDate": ob_sandbox.today().isoformat(),
-            "instructedAmount": {"amount": "1.50", "currency": "EUR"}}
+    body = {**ob_client.default_body("createSepaCreditTransfer"),
+            "requestedExecutionDate": ob_sandbox.today().isoformat(), "instructedAmount": {"amount": "1.50", "currency": "EUR"}}
     created = ob_client.call("createSepaCreditTransfer", query={"allowLogicalDuplicate": "true"}, body=body)
     pid = created.json()["paymentId"]
     started = ob_client.call("startPaymentAuthorisation", path={**SEPA, "paymentId": pid},
@@ -207,7 +207,7 @@ def test_batch_runs_follow_each_tests_clock_in_either_order(tmp_path):
     for order in (("test_a_later_day_first", "test_an_earlier_day_after_it_gets_its_run"),
                   ("test_an_earlier_day_after_it_gets_its_run", "test_a_later_day_first")):
         done = pytest_run("-q", "--ob-sandbox-clock", "frozen", "-p", "no:randomly",
-                          *(f"test_clocks.py::{name}" for name in order), "test_clocks.py::test_the_session_clock_is_frozen",
+                          *(f"test_clocks.py::{name}" for name in (*order, "test_the_session_clock_is_frozen")),
                           cwd=tmp_path)
         assert re.search(r"\b3 passed\b", done.stdout.splitlines()[-1]), done.stdout + done.stderr
 
@@ -223,7 +223,7 @@ def test_the_readme_example_runs_as_written():
     the SCA page walked, a batch run and the booking read, run by pytest as a TPP runs it."""
     done = pytest_run("examples/test_tpp_client.py", cwd=ROOT)  # the repository's addopts: -q
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"\b6 passed\b", done.stdout.splitlines()[-1]), done.stdout
+    assert re.search(r"\b7 passed\b", done.stdout.splitlines()[-1]), done.stdout
 
 
 def test_the_readme_shows_the_example_file_whole():
