@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import shlex
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
@@ -18,6 +19,7 @@ from conformance.gate.pool import GatewayOptions, Unanswered
 from conformance.gate.session import Identities, Session, TargetUnreachable, TlsFailure, answer_of, curl
 from conformance.gate.suites import data as suite_data
 from conformance.gate.suites import semantic
+from conformance.gate.tls import TlsOptions
 from validator import Validator
 from validator.context import OSLO, Context, Profile
 from validator.findings import ERROR
@@ -98,6 +100,17 @@ class _Recording(Session):
         super().disagree(exchange, **what)
 
 
+# A case's curl names the target as $TARGET: the run's own base URL is often a temporary port (--target reference).
+TARGET_VARIABLE = '"${TARGET:?set TARGET to the base URL of the implementation}"'
+
+
+def _curl(session: Session, request) -> str:  # noqa: ANN001
+    """The curl reproducer of ``request`` with the run's gateway headers and TLS options, the target as $TARGET."""
+    text = curl(session.base_url, request, session.gateway.headers, tls=session.tls)
+    return text.replace(shlex.quote(session.base_url + request.target), TARGET_VARIABLE + shlex.quote(request.target),
+                        1)
+
+
 def noon_in_oslo(day: _dt.date) -> _dt.datetime:
     return _dt.datetime.combine(day, _dt.time(12), OSLO).astimezone(_dt.timezone.utc)
 
@@ -105,12 +118,15 @@ def noon_in_oslo(day: _dt.date) -> _dt.datetime:
 def run(spec: Spec, *, base_url: str | None, target: str, today: _dt.date | None, kinds: tuple[str, ...],
         seed: int, max_examples: int, profile: Profile | None = None, faults: tuple[str, ...] = (),
         progress: Callable[[int, int, str], None] | None = None,
-        gateway: GatewayOptions = GatewayOptions()) -> Result:
-    """Every derived edge judged by the validator (and answered by the target at ``base_url`` when given, each answer
-    read within ``gateway``'s request timeout and size cap)."""
+        gateway: GatewayOptions = GatewayOptions(), tls: TlsOptions | None = None,
+        identities: Identities | None = None) -> Result:
+    """Every derived edge judged by the validator (and answered by the target at ``base_url`` when given, reached
+    through ``gateway`` -- its headers, rate limit, request timeout and size cap -- and ``tls``, signed by
+    ``identities``' TPP)."""
     started = time.perf_counter()
-    session = _Recording(base_url or "http://target.invalid", spec, profile or Profile(), Identities.throwaway(),
-                         seed=seed, max_examples=max_examples, gateway=gateway)
+    session = _Recording(base_url or "http://target.invalid", spec, profile or Profile(),
+                         identities or Identities.throwaway(), seed=seed, max_examples=max_examples, gateway=gateway,
+                         tls=tls)
     instant = session.now() if base_url else noon_in_oslo(today or session.today())
     day = session.validator_at(instant).today
     clock = [instant]
@@ -219,7 +235,7 @@ def _judge(session: Session, client, clock: list, instant: _dt.datetime, deriver
                 expected.describe(), note=note, source=edge.source, unsent=unsent,
                 assumptions=_assumptions(session, edge.assumptions, findings))
     if sending:
-        case.curl = curl(session.base_url, request)
+        case.curl = _curl(session, request)
         try:
             response = client.send_prepared(request)
         except GONE as exc:
@@ -323,6 +339,6 @@ def _search(session: _Recording, rule_id: str | None, kind: str,
         cases.append(Case(rule, SEARCH_FIELD, known.ref if known else "", kind, operation,
                           f"shrunk by Hypothesis: {what.get('message', '')}", "", body, body, _verdict(findings),
                           [_finding(f) for f in findings], what.get("expected", ""), exchange.answer.describe(),
-                          False, curl=curl(session.base_url, request), source="search",
+                          False, curl=_curl(session, request), source="search",
                           assumptions=_assumptions(session, tuple(known.assumptions) if known else (), findings)))
     return cases, sent, why

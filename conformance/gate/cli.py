@@ -131,18 +131,49 @@ def _check_reachable(base_url: str, wait_for_target: float | None, tls, gateway)
         raise click.ClickException(problem)
 
 
+def connection_options(command):
+    """The options that reach a target as a bank's environment wants it reached, the same for ``conform`` (and its
+    ``--replay``) and ``edge-cases``: the signing identity, the gateway's headers and rate limit, TLS, waiting for a
+    server still starting."""
+    options = [
+        click.option("--cert", type=click.Path(exists=True, dir_okay=False), help="TPP certificate (PEM)."),
+        click.option("--key", type=click.Path(exists=True, dir_okay=False), help="Its private key (PEM)."),
+        click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+                     help="A header the target's gateway needs (X-IBM-Client-Id: ...), sent on every request to the "
+                          "target (repeatable): never signed, never judged as not accepted."),
+        click.option("--rate-limit", type=click.FloatRange(0, min_open=True), metavar="N",
+                     help="Requests per second for the whole run (workers included). A 429 is waited for "
+                          "(Retry-After, at most 60 s) and sent again, up to 3 times; then it is a rate-limited "
+                          "finding."),
+        click.option("--wait-for-target", type=click.FloatRange(0), metavar="S",
+                     help="Poll the target until it answers, for at most S seconds (a server still starting), then "
+                          "run; exit 2 if it never answers."),
+        click.option("--tls-cert", type=click.Path(dir_okay=False),
+                     help="TLS client certificate (PEM; the TPP's QWAC, not the signing --cert) for every "
+                          "connection."),
+        click.option("--tls-key", type=click.Path(dir_okay=False), help="Its private key (PEM, unencrypted)."),
+        click.option("--ca-bundle", type=click.Path(dir_okay=False),
+                     help="Trust these CAs (PEM) for the target's certificate instead of the default ones."),
+        click.option("--insecure", is_flag=True,
+                     help="Do not verify the target's certificate (a throwaway environment only; warns, and the "
+                          "report says so)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.command("conform")
 @click.option("--target", default="reference", show_default=True, metavar="URL|reference",
               help="Base URL of the implementation, or 'reference': the bundled sandbox on a free loopback port "
                    "with a fresh database.")
 @click.option("--profile", "profile_path", type=click.Path(exists=True, dir_okay=False),
               help="Implementer profile (YAML) for the oracle (and the reference sandbox).")
+@connection_options
 @click.option("--suite", "suites", default=",".join(SUITES), show_default=True,
               help="Comma-separated suites to run.")
 @click.option("--check", "check_patterns", default="", metavar="PATTERNS",
               help="Comma-separated check ids or glob patterns (e.g. 'security:*,semantic:amount-*'); default all.")
-@click.option("--cert", type=click.Path(exists=True, dir_okay=False), help="TPP certificate (PEM).")
-@click.option("--key", type=click.Path(exists=True, dir_okay=False), help="Its private key (PEM).")
 @click.option("--second-cert", type=click.Path(exists=True, dir_okay=False),
               help="A second TPP's certificate, for the cross-TPP checks (A28).")
 @click.option("--second-key", type=click.Path(exists=True, dir_okay=False), help="Its private key (PEM).")
@@ -156,12 +187,6 @@ def _check_reachable(base_url: str, wait_for_target: float | None, tls, gateway)
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),
               help="Connections to the target open at once, for the whole run (kept alive and shared by every check; "
                    "with --workers, divided among them, at least one each). Keep it under the target's limit.")
-@click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
-              help="A header the target's gateway needs (X-IBM-Client-Id: ...), sent on every request to the target "
-                   "(repeatable): never signed, never judged as not accepted.")
-@click.option("--rate-limit", type=click.FloatRange(0, min_open=True), metavar="N",
-              help="Requests per second for the whole run (workers included). A 429 is waited for (Retry-After, at "
-                   "most 60 s) and sent again, up to 3 times; then it is a rate-limited finding.")
 @click.option("--request-timeout", default=30.0, show_default=True, type=click.FloatRange(0, min_open=True),
               metavar="S", help="Seconds a request may take in all: connecting, interim 1xx answers, headers and the "
                                 "whole body. A request without a whole answer by then is a request-timeout finding "
@@ -173,9 +198,6 @@ def _check_reachable(base_url: str, wait_for_target: float | None, tls, gateway)
               help="An origin (scheme://host[:port]) besides the target's that links may lead to, such as the SCA "
                    "page's host (repeatable). A link to any other origin is a link-off-target finding, never a "
                    "request.")
-@click.option("--wait-for-target", type=click.FloatRange(0), metavar="S",
-              help="Poll the target until it answers, for at most S seconds (a server still starting), then run; "
-                   "exit 2 if it never answers.")
 @click.option("--report-dir", type=click.Path(file_okay=False),
               help="Write conform.json, conform.junit.xml, conform.html, conform.sarif and coverage.json here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "github", "sarif"]), default="text",
@@ -195,14 +217,6 @@ def _check_reachable(base_url: str, wait_for_target: float | None, tls, gateway)
               help="Findings' curls carry the TPP certificate and long headers (left out by default).")
 @click.option("--fault", "faults", multiple=True, metavar="NAME", hidden=True,
               help="Reference target only: turn a sandbox fault switch on (to see the gate catch it).")
-@click.option("--tls-cert", type=click.Path(dir_okay=False),
-              help="TLS client certificate (PEM; the TPP's QWAC, not the signing --cert) for every connection.")
-@click.option("--tls-key", type=click.Path(dir_okay=False), help="Its private key (PEM, unencrypted).")
-@click.option("--ca-bundle", type=click.Path(dir_okay=False),
-              help="Trust these CAs (PEM) for the target's certificate instead of the default ones.")
-@click.option("--insecure", is_flag=True,
-              help="Do not verify the target's certificate (a throwaway environment only; warns, and the report "
-                   "says so).")
 @click.option("--replay", "replay_path", metavar="CONFORM.JSON",
               help="Replay the findings of an earlier run's report against --target: each request re-sent, signed "
                    "anew (or its check run again where one request cannot re-create it), judged again: fixed, still "

@@ -348,3 +348,21 @@ def test_replay_without_the_client_certificate_says_so_once(pki, mtls, tmp_path)
     result = CliRunner().invoke(conform, ["--target", mtls.url, "--ca-bundle", str(pki.ca.cert), "--replay",
                                           str(report)])
     refused(result, REQUIRED)
+
+
+# ---------------------------------------------------------------- edge-cases reaches the same host the same way
+def test_edge_cases_over_mutual_tls_with_a_gateway_header(pki, mtls, tmp_path):
+    from conformance.edges.cli import edge_cases
+
+    options = ["--target", mtls.url, "--kind", "sepa-credit-transfer", "--max-examples", "1", "-H", CLIENT_ID,
+               "--rate-limit", "200", "--ca-bundle", str(pki.ca.cert)]
+    refused(CliRunner().invoke(edge_cases, [*options, "--out", str(tmp_path / "no")]), REQUIRED)
+    result = CliRunner().invoke(edge_cases, [*options, *client_options(pki), "--out", str(tmp_path / "edges")])
+    assert result.exit_code == 0, result.output[-3000:]
+    report = json.loads((tmp_path / "edges" / "report.json").read_text(encoding="utf-8"))
+    sent = [c for c in report["cases"] if c.get("actual")]
+    assert len(sent) > 100 and all(c["agree"] for c in sent), result.output
+    curls = [c["curl"] for c in sent]
+    assert all('"${TARGET:?' in c and str(mtls.port) not in c for c in curls)   # the target as a variable
+    assert all(f"--cert {pki.client_cert}" in c and "X-IBM-Client-Id" in c and "6f1c2b0e" not in c for c in curls)
+    assert "export TARGET=" + mtls.url in (tmp_path / "edges" / "report.md").read_text(encoding="utf-8")

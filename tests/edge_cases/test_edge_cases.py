@@ -197,6 +197,9 @@ def test_the_page_renders_its_tables_and_chart_in_a_headless_browser(faulty, tmp
     (("--target", "reference", "--today", TODAY), "--today applies to --target none"),
     (("--fault", "minor-units-ignored"), "--fault applies to --target reference only"),
     (("--today", "2026-02-30"), "--today must be a date"),
+    (("-H", "X-IBM-Client-Id: 1"), "need a --target"),
+    (("--target", "reference", "-H", "no colon"), "-H/--header"),
+    (("--target", "reference", "--tls-cert", "c.pem"), "--tls-cert and --tls-key go together"),
 ])
 def test_bad_options_exit_2_with_a_message(args, message, tmp_path):
     code, output = _run(*args, "--out", str(tmp_path))
