@@ -205,3 +205,21 @@ def test_the_tpp_sections_accounts_are_the_sandboxs():
         assert account_id == opaque_id("ACC-" + data["bban"])
         amount = data["balances"][0]["balanceAmount"]["amount"]
         assert balance.replace(" ", "") == f"{amount // 100},{amount % 100:02d}", (iban, balance)
+
+
+def test_the_quick_start_lists_each_optional_tool_as_ci_installs_it():
+    """Issue 29, item 9: every tool whose tests skip without it, its tests (files that exist) and the install command
+    .ci/run uses (the same pinned versions)."""
+    section = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| tool")]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert {r[0] for r in rows} >= {"Stoplight Spectral", "Stoplight Prism", "chromium (Debian's, headless)"}
+    for tool, tests, install in rows:
+        for path in re.findall(r"`(tests/[^`]+\.py)`", tests):
+            assert (ROOT / path).exists(), (tool, path)
+        for package, version in re.findall(r"(@stoplight/[a-z-]+)@([0-9.]+)", install):
+            name = package.split("/")[1].split("-")[0].upper()
+            assert f"{name}_VERSION={version}" in ci and package in ci, (tool, install)
+        if "apt-get" in install:
+            assert all(word in ci for word in install.strip("`").split()[2:]), (tool, install)

@@ -241,7 +241,15 @@ def _header(data: dict[str, Any], verdict: str) -> str:
              f"suites {e(', '.join(data['suites']))}", f"{s['cases']} requests in {run['seconds']} s"]
     if judged.get("profile"):
         profile = judged["profile"]
-        parts.append("profile " + e(profile.get("name") or profile.get("file") or "default"))
+        parts.append("profile " + e(profile.get("name") or "default")
+                     + (f" ({e(profile['file'])}, sha256 {e(str(profile.get('sha256'))[:12])}…)"
+                        if profile.get("file") else ""))
+    if judged.get("gateway_headers"):
+        parts.append("-H " + e(", ".join(judged["gateway_headers"])))
+    if judged.get("rate_limit"):
+        parts.append(f"rate limit {e(judged['rate_limit'])}/s")
+    if judged.get("request_timeout"):
+        parts.append(f"request timeout {e(judged['request_timeout'])} s")
     if run.get("tls"):
         parts.append("TLS " + ("verified" if run["tls"].get("verified") else "NOT verified (--insecure)"))
     return (f'<header><h1><span class="verdict {verdict.lower()}">{verdict}</span>obvalidate conform</h1>'

@@ -150,6 +150,7 @@ def as_json(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
         "run": {"target": result.base_url, "seconds": round(result.seconds, 2), **_tls(result)},
         "seed": result.options.seed,
         "max_examples": result.options.max_examples,
+        "judged_by": result.options.judged_by(),
         "suites": list(result.options.suites),
         "summary": summary(result),
         "cases_digest": result.cases_digest,

@@ -32,8 +32,8 @@ from validator.request import resolve_operation
 from validator.rules import catalogue
 from validator.spec import Spec
 
-from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, Answer, Expected, Finding, NotExercised,
-                    Outcome, bounded_headers, fingerprint, printable, reason)
+from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, SEVERAL_ANSWERS, Answer, Expected, Finding,
+                    NotExercised, Outcome, bounded_headers, fingerprint, printable, reason)
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool, GatewayOptions, Unanswered
 from .recorded import record
 from .tls import TlsOptions, explain as explain_tls
@@ -505,7 +505,7 @@ class Session:
         if exchange is not None:
             rule, ref, message = self.profile_decision(exchange, rule, ref, message)
         # a finding about several answers (pages, concurrent creations) has no one answer: the message says them
-        described = actual.describe() if exchange is not None or response is not None else "as the message says"
+        described = actual.describe() if exchange is not None or response is not None else SEVERAL_ANSWERS
         finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, described,
                           actual.excerpt, self.seed,
                           curl(self.base_url, exchange.request, self.gateway.headers, full=self.full_curl,
@@ -515,7 +515,11 @@ class Session:
         # the ids this target issued named by kind, so the same defect has the same fingerprint in every run
         with self._lock:
             named = self._named(expected)
-        finding.fingerprint = fingerprint(op, rule, re.sub(r"#\d+\}", "}", named), finding.actual)
+        # A success judged by the spec is the same defect whatever message code its body carries (a status read
+        # with a PAYMENT_FAILED note lacks its transactionStatus as every other does): the status alone names it.
+        fact = str(actual.status) if expected == DECLARED_ANSWER and 200 <= (actual.status or 0) < 300 \
+            else finding.actual
+        finding.fingerprint = fingerprint(op, rule, re.sub(r"#\d+\}", "}", named), fact)
         self.replayable(finding, exchange, expectation)
         outcome = self.outcome(op)
         with self._lock:

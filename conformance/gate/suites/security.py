@@ -15,7 +15,7 @@ from validator.signing import SignableRequest, sign_request
 from validator.signing.digest import compute_digest
 from validator.signing.keyid import format_key_id
 
-from ..model import SETUP_FAILED, Expected, NotExercised, check, reason
+from ..model import SETUP_FAILED, Expected, NotExercised, check, reason, said
 from ..session import Session
 from .data import REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE, sepa_body
 
@@ -233,7 +233,8 @@ def foreign_payment(session: Session) -> None:
                    message=f"a basket of another TPP's payment answered {exchange.answer.describe()}")
     owner = session.client("tpp")
     status = session.call(owner, "getPaymentStatus", path=where)
-    if status.answer.status == 200 and status.object().get("transactionStatus") != "RCVD":
+    now = status.object().get("transactionStatus") if status.answer.status == 200 else "RCVD"
+    # a status answer without its status is the spec's finding (schema-required), never another TPP's doing
+    if now is not None and now != "RCVD":
         session.disagree(status, rule="security:foreign-payment", ref="A28", expected="RCVD",
-                         message="another TPP changed the payment: its status is "
-                                 f"{status.object().get('transactionStatus')}")
+                         message=f"another TPP changed the payment: its status is {said(now)}")
