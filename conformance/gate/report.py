@@ -242,11 +242,17 @@ def baseline_line(s: dict[str, Any]) -> str:
 def summary_line(result: RunResult, s: dict[str, Any] | None = None) -> str:
     """The text report's last line: the outcomes, findings and requests of the run."""
     s = s or summary(result)
-    repeated = f" ({s['occurrences']} sightings)" if s["occurrences"] != s["findings"] else ""
-    return (f"{s['checks']} checks, {s['outcomes']} check × operation outcomes: {s['passed']} passed, "
-            f"{s['failed']} failed, {s['not-exercised']} not exercised, {s['error']} errors; "
-            f"{s['findings']} findings{repeated}; {s['cases']} requests in {result.seconds:.1f} s "
-            f"(seed {result.options.seed}) against {result.base_url}")
+    repeated = f" ({_count(s['occurrences'], 'sighting')})" if s["occurrences"] != s["findings"] else ""
+    return (f"{_count(s['checks'], 'check')}, {_count(s['outcomes'], 'check × operation outcome')}: "
+            f"{s['passed']} passed, {s['failed']} failed, {s['not-exercised']} not exercised, "
+            f"{_count(s['error'], 'error')}; {_count(s['findings'], 'finding')}{repeated}; "
+            f"{_count(s['cases'], 'request')} in {result.seconds:.1f} s (seed {result.options.seed}) against "
+            f"{result.base_url}")
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 check``, ``2 checks``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def junit(result: RunResult) -> str:

@@ -146,6 +146,7 @@ def test_the_fixtures_in_a_tpp_project(tmp_path):
     summary = done.stdout.splitlines()[-1]
     assert "7 passed" in summary and "2 errors" in summary and "failed" not in summary, done.stdout + done.stderr
     assert "ob_faults: unknown fault switch no-such-switch" in done.stdout
+    assert "During handling of the above exception" not in done.stdout   # the message once, not chained twice
     assert "ob_now: not an ISO 8601 instant: 'yesterday'" in done.stdout
 
 

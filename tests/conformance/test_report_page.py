@@ -129,3 +129,15 @@ def test_the_proxy_report_renders(browser, tmp_path):
     assert "obvalidate proxy: FAIL" in page.evaluate("document.title")
     assert page.evaluate("document.querySelectorAll('table tr').length") >= 3
     assert _not_blank(page.screenshot(tmp_path / "proxy.png")) > 20
+
+
+def test_the_summary_line_counts_in_words_that_agree():
+    from conformance.gate.report import summary_line
+    from conformance.gate.runner import RunOptions, RunResult
+
+    result = RunResult("http://t", RunOptions("http://t"), seconds=1.0)
+    result.cases = [("op", "digest")]
+    line = summary_line(result, {"checks": 1, "outcomes": 1, "passed": 1, "failed": 0, "not-exercised": 0,
+                                 "error": 0, "findings": 1, "occurrences": 1, "cases": 1})
+    assert line.startswith("1 check, 1 check × operation outcome: 1 passed, 0 failed, 0 not exercised, 0 errors; "
+                           "1 finding; 1 request in 1.0 s"), line

@@ -167,8 +167,8 @@ def test_a_target_saying_why_with_a_tls_alert(pki, alerting):
 
 @pytest.mark.parametrize("mistake, message", [
     ("missing-key", "TLS: cannot read the client key (--tls-key) {missing}: No such file or directory"),
-    ("garbage-key", "TLS: cannot use the client certificate {cert} with the key {garbage}: they are no PEM "
-                    "certificate and unencrypted PEM key"),
+    ("garbage-key", "TLS: cannot use the client certificate {cert} with the key {garbage}: they are not a PEM "
+                    "certificate and an unencrypted PEM key"),
     ("other-key", "TLS: cannot use the client certificate {cert} with the key {other}: the key (--tls-key) is not "
                   "the certificate's"),
     ("garbage-bundle", "TLS: the CA bundle {garbage} holds no usable PEM certificate"),
