@@ -261,7 +261,8 @@ def _cards(data: dict[str, Any], tallies: dict[str, int]) -> str:
     not_exercised = s["not-exercised"]
     cards = [(tallies["failures"], "failures", "bad" if tallies["failures"] else "good"),
              (tallies["differences"], "differences", "warn" if tallies["differences"] else "good"),
-             (s["passed"], "passed", "good"), (s["failed"], "failed", "bad" if s["failed"] else "good"),
+             (s["passed"], "outcomes passed", "good"),
+             (s["failed"], "outcomes failed", "bad" if s["failed"] else "good"),
              (not_exercised, "not exercised", "muted"), (s["error"], "errors", "bad" if s["error"] else "good"),
              (s["checks"], "checks", "muted"), (s["cases"], "requests", "muted")]
     if "baseline" in s:

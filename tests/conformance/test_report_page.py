@@ -141,3 +141,26 @@ def test_the_summary_line_counts_in_words_that_agree():
                                  "error": 0, "findings": 1, "occurrences": 1, "cases": 1})
     assert line.startswith("1 check, 1 check × operation outcome: 1 passed, 0 failed, 0 not exercised, 0 errors; "
                            "1 finding; 1 request in 1.0 s"), line
+
+
+def test_reports_record_what_judged_the_run(tmp_path):
+    """Issue 29, item 8: the profile (name, file, digest), the -H names never their values, rate limit, timeouts,
+    seed and examples; a baseline's title for a finding about several answers does not say 'as the message says'."""
+    import hashlib
+
+    from conformance.gate.baseline import title
+    from conformance.gate.model import SEVERAL_ANSWERS, Finding, grouped
+    from conformance.gate.runner import RunOptions
+
+    profile = tmp_path / "bank.yaml"
+    profile.write_text("name: Example Bank\nrequest-id-replay: conflict\n", encoding="utf-8")
+    options = RunOptions("http://t", profile_path=str(profile), seed=7, max_examples=3,
+                         headers=(("X-IBM-Client-Id", "secret-value"),), rate_limit=5.0, request_timeout=12.0)
+    judged = options.judged_by()
+    assert judged["profile"] == {"name": "Example Bank", "file": str(profile),
+                                 "sha256": hashlib.sha256(profile.read_bytes()).hexdigest()}
+    assert judged["gateway_headers"] == ["X-IBM-Client-Id"] and "secret-value" not in json.dumps(judged)
+    assert (judged["seed"], judged["max_examples"], judged["rate_limit"], judged["request_timeout"]) == (7, 3, 5.0, 12.0)
+    [several] = grouped([Finding("stateful", "stateful:pagination", "listSandboxAccountTransactions", "r", "A22",
+                                 "pages repeat an item", "no duplicates", SEVERAL_ANSWERS)])
+    assert title(several) == "r on listSandboxAccountTransactions: expected no duplicates"

@@ -63,6 +63,8 @@ def test_target_none_documents_the_contract(contract):
         assert (contract / name).stat().st_size > 0, name
     report = _report(contract)
     assert report["target"] == "none" and report["today"] == TODAY
+    # the summary's column says whose refusal it counts (the validator's, never the target's)
+    assert "| rule | cases | refused by the validator |" in (contract / "report.md").read_text(encoding="utf-8")
     cases = report["cases"]
     assert all(c["agree"] is None and c["actual"] is None and c["curl"] == "" for c in cases)
     by_edge = {(c["rule"], c["edge"]): c for c in cases}
