@@ -121,6 +121,9 @@ def curl(base_url: str, request: PreparedRequest, gateway: tuple[tuple[str, str]
     return " ".join(parts)
 
 
+STATUS_UNDECLARED = "status-undeclared"   # the spec's rule for a status its operation does not declare (responses.py)
+
+
 @dataclass
 class Exchange:
     operation: str
@@ -128,6 +131,9 @@ class Exchange:
     response: httpx.Response
     answer: Answer
     decoded: Decoded | None = None   # the body, decoded once (decoding.py): every reader of the answer reads this
+    # The spec's "status-undeclared" finding of this answer, if any: withdrawn when the check names the answer it
+    # expected instead (Session.expect) -- one wrong answer is one finding, the check's.
+    undeclared: Finding | None = None
 
     def __post_init__(self) -> None:
         if self.decoded is None:
@@ -490,9 +496,17 @@ class Session:
         self.exercised_refs.update(r for r in ref.split(", ") if r)
         if expected.allows(exchange.answer) or self.code_unreadable(exchange, expected):
             return True
+        if exchange.undeclared is not None:   # the same wrong status said twice: the check's finding says it once
+            self._withdraw(exchange.undeclared)
+            exchange.undeclared = None
         self.disagree(exchange, rule=rule, ref=ref, expected=expected.describe(), message=message,
                       expectation=expected)
         return False
+
+    def _withdraw(self, finding: Finding) -> None:
+        with self._lock:
+            for outcome in self.outcomes.values():
+                outcome.findings[:] = [f for f in outcome.findings if f is not finding]
 
     def disagree(self, exchange: Exchange | None, *, rule: str, ref: str, expected: str, message: str,
                  operation: str | None = None, response: httpx.Response | None = None,
@@ -521,6 +535,8 @@ class Session:
             else finding.actual
         finding.fingerprint = fingerprint(op, rule, re.sub(r"#\d+\}", "}", named), fact)
         self.replayable(finding, exchange, expectation)
+        if exchange is not None and rule == STATUS_UNDECLARED and expected == DECLARED_ANSWER:
+            exchange.undeclared = finding
         outcome = self.outcome(op)
         with self._lock:
             outcome.findings.append(finding)
