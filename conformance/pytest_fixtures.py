@@ -240,8 +240,11 @@ def ob_sandbox(request: pytest.FixtureRequest, _ob_servers: _Servers):
                         "frozen=True or False", pytrace=False)
         try:
             sandbox.set_clock(marker.args[0], frozen=marker.kwargs.get("frozen"))
+            problem = None
         except (TypeError, ValueError, AttributeError) as exc:
-            pytest.fail(f"ob_now: not an ISO 8601 instant: {marker.args[0]!r} ({exc})", pytrace=False)
+            problem = f"ob_now: not an ISO 8601 instant: {marker.args[0]!r} ({exc})"
+        if problem:   # failed outside the except: the message once, not chained
+            pytest.fail(problem, pytrace=False)
     yield sandbox
     _ob_servers.rewind(sandbox)
 

@@ -122,7 +122,7 @@ def test_github_annotations_of_a_run():
         message = unescape_data(match["message"])
         for part in (group["check"], group["operation"], group["expected"], group["actual"], group["fingerprint"]):
             assert part in message
-    assert lines[-1].startswith("::notice title=obvalidate conform::1 checks")
+    assert lines[-1].startswith("::notice title=obvalidate conform::1 check, ")
 
 
 def test_github_escapes_what_a_target_says():
