@@ -179,7 +179,7 @@ def test_the_action_waits_for_the_target_and_gates_it(installed, tmp_path):
                                                      "conform.junit.xml", "coverage.json"}
     lines = result.stdout.splitlines()
     assert not [line for line in lines if line.startswith("::error")]
-    assert lines[-1].startswith("::notice title=obvalidate conform::1 checks") and "(seed 3)" in lines[-1]
+    assert lines[-1].startswith("::notice title=obvalidate conform::1 check, ") and "(seed 3)" in lines[-1]
     assert re.search(r"^obvalidate conform: ended: 1/1 checks, 0 findings", result.stderr, re.M), result.stderr
 
 
