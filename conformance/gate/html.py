@@ -20,6 +20,8 @@ from typing import Any
 
 from validator.formats.escape import html_text as e
 
+from .model import SEVERAL_ANSWERS
+
 FAILURE, DIFFERENCE = "failure", "difference"
 # Outcome statuses from worst to best: a matrix cell shows the worst of its checks.
 CELL_ORDER = ("failed", "error", "difference", "passed", "not-exercised")
@@ -358,8 +360,9 @@ def _finding_html(f: dict[str, Any]) -> str:
              "</code></p>", f'<p class="msg">{e(f["message"])}</p>']
     if f.get("profile_line"):
         parts.append(f'<p class="meta">a profile pins it: <code>{e(f["profile_line"])}</code></p>')
+    answered = "several answers: the message above says them" if f["actual"] == SEVERAL_ANSWERS else f["actual"]
     parts.append(f'<div class="answer"><div><b>expected</b>{e(f["expected"])}</div>'
-                 f'<div class="actual"><b>answered</b>{e(f["actual"])}</div></div>')
+                 f'<div class="actual"><b>answered</b>{e(answered)}</div></div>')
     if f.get("excerpt"):
         parts.append(f'<pre class="body">{_lines(pretty(f["excerpt"]))}</pre>')
     if f.get("headers"):
