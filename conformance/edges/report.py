@@ -187,7 +187,9 @@ def target_note(result: Result) -> str:
     """How to run a case's curl: it names the target as $TARGET (the run's base URL may be a temporary port)."""
     where = ("the base URL of a sandbox (`obvalidate sandbox serve --port 8080` serves one on 127.0.0.1:8080)"
              if result.target == "reference" else result.target)
-    return f"The curls name the target as $TARGET: export TARGET={where}"
+    unverified = " TLS: the target's certificate was not verified (--insecure)." \
+        if result.tls and not result.tls.get("verified", True) else ""
+    return f"The curls name the target as $TARGET: export TARGET={where}.{unverified}"
 
 
 # ---------------------------------------------------------------------------------------------- markdown

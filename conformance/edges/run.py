@@ -87,6 +87,8 @@ class Result:
     searches_not_exercised: list[dict] = field(default_factory=list)
     # derived edges that break more than one rule, left out: {kind, field, edge, rules}
     left_out: list[dict] = field(default_factory=list)
+    # the run's TLS as the report records it (TlsOptions.as_dict: the files, whether the target was verified)
+    tls: dict | None = None
 
     def as_dict(self) -> dict:
         return {**{k: v for k, v in asdict(self).items() if k != "cases"}, "cases": [asdict(c) for c in self.cases]}
@@ -146,7 +148,7 @@ def run(spec: Spec, *, base_url: str | None, target: str, today: _dt.date | None
         raise NoEdges(f"no edge case for {', '.join(bare)}: the spec has no request example of it that the validator "
                       "accepts to start from")
     result = Result(target, day.isoformat(), seed, max_examples, tuple(sorted({e.kind for e in edges})),
-                    faults=faults, left_out=[{"kind": e.kind, "field": e.field, "edge": e.edge, "rules": list(rules)}
+                    faults=faults, tls=tls.as_dict() if tls is not None else None, left_out=[{"kind": e.kind, "field": e.field, "edge": e.edge, "rules": list(rules)}
                                              for e, rules in deriver.left_out])
     searches = _searches(kinds) if base_url else []
     total = len(edges) + len(searches)

@@ -355,9 +355,11 @@ def test_edge_cases_over_mutual_tls_with_a_gateway_header(pki, mtls, tmp_path):
     from conformance.edges.cli import edge_cases
 
     options = ["--target", mtls.url, "--kind", "sepa-credit-transfer", "--max-examples", "1", "-H", CLIENT_ID,
-               "--rate-limit", "200", "--ca-bundle", str(pki.ca.cert)]
-    refused(CliRunner().invoke(edge_cases, [*options, "--out", str(tmp_path / "no")]), REQUIRED)
-    result = CliRunner().invoke(edge_cases, [*options, *client_options(pki), "--out", str(tmp_path / "edges")])
+               "--rate-limit", "200"]
+    refused(CliRunner().invoke(edge_cases, [*options, "--ca-bundle", str(pki.ca.cert), "--out", str(tmp_path / "no")]),
+            REQUIRED)
+    result = CliRunner().invoke(edge_cases, [*options, *client_options(pki), "--insecure",
+                                             "--out", str(tmp_path / "edges")])
     assert result.exit_code == 0, result.output[-3000:]
     report = json.loads((tmp_path / "edges" / "report.json").read_text(encoding="utf-8"))
     sent = [c for c in report["cases"] if c.get("actual")]
@@ -365,4 +367,6 @@ def test_edge_cases_over_mutual_tls_with_a_gateway_header(pki, mtls, tmp_path):
     curls = [c["curl"] for c in sent]
     assert all('"${TARGET:?' in c and str(mtls.port) not in c for c in curls)   # the target as a variable
     assert all(f"--cert {pki.client_cert}" in c and "X-IBM-Client-Id" in c and "6f1c2b0e" not in c for c in curls)
-    assert "export TARGET=" + mtls.url in (tmp_path / "edges" / "report.md").read_text(encoding="utf-8")
+    markdown = (tmp_path / "edges" / "report.md").read_text(encoding="utf-8")
+    assert "export TARGET=" + mtls.url in markdown and "not verified (--insecure)" in markdown   # as it warned
+    assert report["tls"] == {"client_certificate": str(pki.client_cert), "ca_bundle": None, "verified": False}
