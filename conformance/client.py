@@ -49,7 +49,8 @@ VALID_UNTIL = _dt.datetime(2040, 1, 1, tzinfo=_dt.timezone.utc)
 
 @dataclass(frozen=True)
 class Identity:
-    """A TPP's signing identity: RSA private key and certificate (cryptography objects)."""
+    """A TPP's signing identity: ``key``, its RSA private key, and ``certificate``, its X.509 certificate
+    (cryptography objects); :attr:`key_id` the Signature's keyId, :meth:`pem` both as PEM."""
 
     key: Any
     certificate: Any
@@ -68,6 +69,21 @@ class Identity:
         from validator.request import load_signing_identity
 
         return cls(*load_signing_identity(Path(key_path).read_bytes(), Path(cert_path).read_bytes()))
+
+    @property
+    def key_id(self) -> str:
+        """The Signature's keyId for this certificate: ``SN=<serial, hex>,CA=<issuer>`` (the signer sets it)."""
+        from validator.signing.keyid import format_key_id
+
+        return format_key_id(self.certificate)
+
+    def pem(self) -> tuple[bytes, bytes]:
+        """The key (PKCS#8, unencrypted) and the certificate as PEM, for a client that reads files."""
+        from cryptography.hazmat.primitives import serialization
+
+        key = self.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                     serialization.NoEncryption())
+        return key, self.certificate.public_bytes(serialization.Encoding.PEM)
 
 
 @dataclass

@@ -8,9 +8,11 @@ pytest, and the sandbox starts when a test first asks for ``ob_sandbox`` or ``ob
     The reference sandbox (:mod:`conformance.sandbox`) served on a free loopback port for the session, with a fresh
     in-memory database holding the fixed test data (A32): ``url``, ``clock`` (the sandbox clock), ``now()``,
     ``today()`` (Europe/Oslo), ``set_clock(instant)``, ``faults`` and ``authorise(...)`` (the PSU's browser on the
-    SCA page). Its clock runs from ``--ob-sandbox-now ISO-INSTANT`` (default: real time); a test marked
-    ``@pytest.mark.ob_now("2031-03-15T10:00:00+01:00")`` sees it start at that instant, and every test ends with the
-    clock put back. A test marked ``@pytest.mark.ob_faults("created-200", ...)`` gets a sandbox with those fault
+    SCA page). Its clock runs from ``--ob-sandbox-now ISO-INSTANT`` (default: real time), or stands still there with
+    ``--ob-sandbox-clock frozen`` (time passes only when a test moves it: ``set_clock``); a test marked
+    ``@pytest.mark.ob_now("2031-03-15T10:00:00+01:00")`` sees it start at that instant (``frozen=True``: and stand
+    there), and every test ends with the clock put back. The scheduled batch runs follow the clock as a test sets it:
+    a test whose clock starts earlier than where the last test left it gets the runs of its own day. A test marked ``@pytest.mark.ob_faults("created-200", ...)`` gets a sandbox with those fault
     switches on (``obvalidate sandbox faults``; one server per set of switches, started when first needed).
 ``ob_identity``
     A throwaway TPP identity for the session (:class:`conformance.client.Identity`: RSA key, self-signed
@@ -29,7 +31,8 @@ import pytest
 
 IDENTITY_ORGANIZATION = "PSDNO-FSA-OBTEST"
 MARKERS = (
-    "ob_now(instant): the obvalidate sandbox clock starts at this ISO 8601 instant for the test (ob_sandbox)",
+    "ob_now(instant, frozen=False): the obvalidate sandbox clock starts at this ISO 8601 instant for the test "
+    "(ob_sandbox); frozen=True: it stands there unless the test moves it (set_clock)",
     "ob_faults(*names): the obvalidate sandbox of the test runs with these fault switches on (ob_sandbox)",
 )
 
@@ -38,6 +41,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("obvalidate-sandbox", "obvalidate reference sandbox fixtures (ob_sandbox, ob_client)")
     group.addoption("--ob-sandbox-now", default=None, metavar="ISO-INSTANT",
                     help="Start the sandbox clock of ob_sandbox at this instant (it runs on from there).")
+    group.addoption("--ob-sandbox-clock", default="running", choices=("running", "frozen"),
+                    help="running (default): the sandbox clock runs with real time; frozen: it stands still and "
+                         "moves only when a test sets it (ob_sandbox.set_clock).")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -89,8 +95,9 @@ class ObSandbox:
         """The sandbox's day in Europe/Oslo (A13): execution dates are judged against it."""
         return self.clock.today()
 
-    def set_clock(self, instant) -> None:
-        """Move the sandbox clock to ``instant`` (aware datetime or ISO 8601 text); it runs on from there."""
+    def set_clock(self, instant, *, frozen: bool | None = None) -> None:
+        """Move the sandbox clock to ``instant`` (aware datetime or ISO 8601 text); it runs on from there, or stands
+        there with ``frozen=True`` (``frozen=False`` lets a frozen clock run; None keeps it as it is)."""
         import datetime as _dt
 
         from conformance.sandbox.clock import parse_instant
@@ -99,7 +106,7 @@ class ObSandbox:
             instant = parse_instant(instant)
         if not isinstance(instant, _dt.datetime) or instant.tzinfo is None:
             raise TypeError(f"an aware datetime or ISO 8601 text, not {instant!r}")
-        self.clock.set(instant)
+        self.clock.set(instant, frozen=frozen)
 
     def authorise(self, started: Any, customer_number: str, *, timeout: float = 10.0) -> ScaOutcome:
         """The PSU's browser: open the SCA page of a started authorisation (its 201 answer, its JSON, or the
@@ -168,12 +175,18 @@ def _read_form(page: str) -> tuple[str | None, list[tuple[str, str]]]:
 class _Servers:
     """The session's sandbox servers, one per set of fault switches, started when first asked for."""
 
-    def __init__(self, start) -> None:
+    def __init__(self, start, frozen: bool = False) -> None:
         from conformance.sandbox.clock import Clock
 
         self.start = start              # the --ob-sandbox-now instant, or None (real time)
-        self.reference = Clock(start)   # the session's time, never moved: each test's clock is put back to it
+        self.frozen = frozen            # --ob-sandbox-clock frozen
+        # the session's time, never moved: each test's clock is put back to it
+        self.reference = Clock(start, frozen=frozen)
         self.running: dict[tuple[str, ...], ObSandbox] = {}
+
+    def _session_instant(self):
+        """Where each test's clock starts: the session's time, or None for the real time."""
+        return self.reference.now() if self.start or self.frozen else None
 
     def get(self, faults: tuple[str, ...]) -> ObSandbox:
         found = self.running.get(faults)
@@ -182,16 +195,20 @@ class _Servers:
             from conformance.sandbox.clock import Clock
             from conformance.sandbox.faults import UnknownFault
 
-            clock = Clock(self.reference.now() if self.start else None)
+            clock = Clock(self._session_instant(), frozen=self.frozen)
             try:
                 server = ReferenceServer(faults=faults, clock=clock).start()
             except UnknownFault as exc:
-                pytest.fail(f"ob_faults: {exc}", pytrace=False)
+                problem = str(exc)
+            else:
+                problem = None
+            if problem:   # failed outside the except: pytest shows the message once, not a chained second time
+                pytest.fail(f"ob_faults: {problem}", pytrace=False)
             found = self.running[faults] = ObSandbox(server, clock, faults)
         return found
 
     def rewind(self, sandbox: ObSandbox) -> None:
-        sandbox.clock.set(self.reference.now() if self.start else None)
+        sandbox.clock.set(self._session_instant(), frozen=self.frozen)
 
     def close(self) -> None:
         for sandbox in self.running.values():
@@ -204,7 +221,8 @@ def _ob_servers(pytestconfig: pytest.Config):
     from conformance.sandbox.clock import parse_instant
 
     text = pytestconfig.getoption("--ob-sandbox-now")
-    servers = _Servers(parse_instant(text) if text else None)  # checked in pytest_configure
+    servers = _Servers(parse_instant(text) if text else None,  # checked in pytest_configure
+                       pytestconfig.getoption("--ob-sandbox-clock") == "frozen")
     yield servers
     servers.close()
 
@@ -217,12 +235,16 @@ def ob_sandbox(request: pytest.FixtureRequest, _ob_servers: _Servers):
     sandbox = _ob_servers.get(faults)
     marker = request.node.get_closest_marker("ob_now")
     if marker is not None:
-        if len(marker.args) != 1:
-            pytest.fail("ob_now takes one ISO 8601 instant, e.g. ob_now('2031-03-15T10:00:00+01:00')", pytrace=False)
+        if len(marker.args) != 1 or set(marker.kwargs) - {"frozen"}:
+            pytest.fail("ob_now takes one ISO 8601 instant, e.g. ob_now('2031-03-15T10:00:00+01:00'), and "
+                        "frozen=True or False", pytrace=False)
         try:
-            sandbox.set_clock(marker.args[0])
+            sandbox.set_clock(marker.args[0], frozen=marker.kwargs.get("frozen"))
+            problem = None
         except (TypeError, ValueError, AttributeError) as exc:
-            pytest.fail(f"ob_now: not an ISO 8601 instant: {marker.args[0]!r} ({exc})", pytrace=False)
+            problem = f"ob_now: not an ISO 8601 instant: {marker.args[0]!r} ({exc})"
+        if problem:   # failed outside the except: the message once, not chained
+            pytest.fail(problem, pytrace=False)
     yield sandbox
     _ob_servers.rewind(sandbox)
 

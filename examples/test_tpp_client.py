@@ -11,13 +11,17 @@ A TPP's suite calls its own client code where these tests call ``ob_client`` dir
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
+
+import httpx
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.strategies import breaking, payloads, signed_requests
+from validator.signing import SignableRequest, sign_request
 
 SEPA = {"payment-service": "payments", "payment-product": "sepa-credit-transfers"}
 KARI = "13039319955"              # Kari Nordmann, a customer of the sandbox's fixed test data (A32)
@@ -108,3 +112,35 @@ def test_my_client_notices_a_wrong_status(ob_client):
     """A fault switch: the sandbox answers a creation 200 instead of 201 (what a TPP's client must not take for 201)."""
     answer = ob_client.call("createSepaCreditTransfer", query={"allowLogicalDuplicate": "true"})
     assert answer.status_code == 200
+
+
+class MyPaymentClient:
+    """A client of the TPP's own making (httpx here; any HTTP library will do): it builds its requests and signs each
+    with obvalidate's public signing function, as a TPP signs with its QSealC."""
+
+    def __init__(self, base_url: str, key, certificate, clock) -> None:
+        self.base_url, self.key, self.certificate, self.clock = base_url, key, certificate, clock
+
+    def create_sepa_payment(self, payment: dict) -> httpx.Response:
+        body = json.dumps(payment).encode("utf-8")
+        headers = [("Content-Type", "application/json"), ("X-Request-ID", str(uuid.uuid4())),
+                   ("x-accept-fix", "amount-as-string"), ("PSU-ID", str(uuid.uuid4())),
+                   ("PSU-IP-Address", "192.0.2.17"), ("TPP-Session-ID", "my-session-1"),
+                   ("TPP-Redirect-URI", "https://tpp.example.no/callback")]
+        target = "/v1/payments/sepa-credit-transfers?allowLogicalDuplicate=true"
+        # Date, Digest, TPP-Signature-Certificate and Signature (keyId, the profile's headers) over these exact bytes
+        signed = sign_request(SignableRequest("POST", target, headers, body), self.key, self.certificate,
+                              date=self.clock())
+        return httpx.post(self.base_url + target, headers=signed.headers, content=body)
+
+
+def test_my_own_client_signs_as_the_bank_wants(ob_sandbox, ob_identity):
+    """ob_identity holds the key and certificate (ob_identity.key, .certificate; .key_id the keyId they sign with)."""
+    client = MyPaymentClient(ob_sandbox.url, ob_identity.key, ob_identity.certificate, ob_sandbox.now)
+    created = client.create_sepa_payment({
+        "instructedAmount": {"amount": "42.00", "currency": "EUR"}, "creditorName": "Ingrid Hansen Immobilien",
+        "creditorAccount": {"iban": LANDLORD, "currency": "EUR"},
+        "debtorAccount": {"iban": KARI_EUR, "currency": "EUR"},
+        "requestedExecutionDate": ob_sandbox.today().isoformat()})
+    assert created.status_code == 201, created.text
+    assert created.json()["transactionStatus"] == "RCVD"

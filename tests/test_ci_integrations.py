@@ -6,6 +6,7 @@ Both install this checkout with pip the way GitHub and pre-commit do, into a fre
 dependencies borrowed from the test's own, so no network is needed): what they run is the installed command."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -95,8 +96,9 @@ def installed(tmp_path_factory):
 # ---------------------------------------------------------------- the Action
 def test_the_action_is_a_composite_action_with_its_inputs():
     assert ACTION["runs"]["using"] == "composite"
-    for name in ("target", "cert", "key", "tls-cert", "tls-key", "ca-bundle", "profile", "suites", "checks", "seed",
-                 "max-examples", "wait-for-target", "baseline", "report-dir", "args", "headers"):
+    for name in ("target", "cert", "key", "second-cert", "second-key", "tls-cert", "tls-key", "ca-bundle", "profile",
+                 "suites", "checks", "seed", "max-examples", "wait-for-target", "rate-limit", "request-timeout",
+                 "workers", "baseline", "write-baseline", "report-dir", "args", "headers"):
         assert name in ACTION["inputs"], name
     upload = steps()[-1]
     assert upload["uses"] == "actions/upload-artifact@v4" and upload["if"] == "always()"
@@ -107,7 +109,6 @@ def test_the_action_is_a_composite_action_with_its_inputs():
 
 
 def test_the_action_is_valid_action_metadata():
-    import json
     from importlib import resources
 
     import jsonschema
@@ -139,7 +140,8 @@ def test_every_option_the_action_passes_is_an_option_of_conform():
 
     from conformance.gate.cli import conform
 
-    assert {"--target", "--format", "--report-dir", "--cert", "--tls-cert", "--wait-for-target", "--baseline",
+    assert {"--target", "--format", "--report-dir", "--cert", "--second-cert", "--tls-cert", "--wait-for-target",
+            "--rate-limit", "--request-timeout", "--workers", "--baseline", "--write-baseline", "--profile",
             "-H"} <= options_the_action_passes()
     names = {opt for param in conform.params for opt in (*param.opts, *param.secondary_opts)}
     missing = sorted(options_the_action_passes() - names)
@@ -177,20 +179,21 @@ def test_the_action_waits_for_the_target_and_gates_it(installed, tmp_path):
                                                      "conform.junit.xml", "coverage.json"}
     lines = result.stdout.splitlines()
     assert not [line for line in lines if line.startswith("::error")]
-    assert lines[-1].startswith("::notice title=obvalidate conform::1 checks") and "(seed 3)" in lines[-1]
+    assert lines[-1].startswith("::notice title=obvalidate conform::1 check, ") and "(seed 3)" in lines[-1]
     assert re.search(r"^obvalidate conform: ended: 1/1 checks, 0 findings", result.stderr, re.M), result.stderr
 
 
 def test_the_action_fails_with_annotations_on_findings_and_passes_with_their_baseline(installed, tmp_path):
-    env, _ = installed
     baseline = tmp_path / "conform-baseline.json"
     gate = dict(suites="stateful", checks="stateful:lifecycle", max_examples="1")
     with SandboxProcess(tmp_path / "sandbox.db", faults=("created-200",)) as server:
-        result, report_dir = run_the_action(installed, tmp_path, target=server.url, args="--workers 1 -q", **gate)
-        written = subprocess.run(["obvalidate", "conform", "--target", server.url, "--suite", "stateful", "--check",
-                                  "stateful:lifecycle", "--max-examples", "1", "-q", "--write-baseline",
-                                  str(baseline)], env=env, capture_output=True, text=True, timeout=300)
-        assert written.returncode == 1 and baseline.is_file(), written.stderr
+        # the common options as named inputs: the run writes its baseline, at the gateway's rate, with its timeout
+        result, report_dir = run_the_action(installed, tmp_path, target=server.url, args="-q", workers="1",
+                                            rate_limit="50", request_timeout="20", write_baseline=str(baseline),
+                                            **gate)
+        assert baseline.is_file(), result.stdout + result.stderr
+        judged = json.loads((report_dir / "conform.json").read_text(encoding="utf-8"))["judged_by"]
+        assert (judged["rate_limit"], judged["request_timeout"], judged["workers"]) == (50.0, 20.0, 1)
         (tmp_path / "workspace").rename(tmp_path / "first")
         known, _ = run_the_action(installed, tmp_path, target=server.url, baseline=str(baseline), **gate)
     assert result.returncode == 1, result.stdout + result.stderr

@@ -52,6 +52,16 @@ def _registered_commands() -> dict:
     return {entry.name: entry for entry in entry_points(group=COMMANDS_GROUP)}
 
 
+def _command_hint(word: str) -> str:
+    """For a missing input named like a word (no suffix, no directory): the command it probably misspells."""
+    if not word.isidentifier() and not word.replace("-", "").isalnum():
+        return ""
+    from .suggest import closest
+
+    near = closest(word, [*main.commands, *_registered_commands()])
+    return f"; did you mean the command {near!r} (obvalidate {near} ...)?" if near else ""
+
+
 class DefaultToValidate(click.Group):
     """`obvalidate payload.json` means `obvalidate validate payload.json`. Subcommands registered under the
     `obvalidate.commands` entry points are loaded lazily, the way pytest and flake8 load plugins; a built-in
@@ -160,7 +170,7 @@ def _expand(paths: Sequence[str]) -> list[str]:
         elif path.exists():
             raise click.BadParameter(f"{p} is neither a file nor a directory", param_hint="PATH")
         else:
-            raise click.BadParameter(f"{p} does not exist", param_hint="PATH")
+            raise click.BadParameter(f"{p} does not exist{_command_hint(p)}", param_hint="PATH")
     return out
 
 
@@ -377,7 +387,11 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
         raise click.UsageError(str(exc)) from None
     known = _kind_names(validator.spec)
     if kind and kind not in known:
-        raise click.BadParameter(f"unknown kind {kind!r}; one of {', '.join(sorted(known))}", param_hint="--kind")
+        from .suggest import did_you_mean
+
+        hint = did_you_mean(kind, known)
+        raise click.BadParameter(f"unknown kind {kind!r}{hint}{' The kinds: ' if hint else '; one of '}"
+                                 f"{', '.join(sorted(known))}", param_hint="--kind")
     if output:
         parent = Path(output).resolve().parent
         if not parent.is_dir() or not os.access(parent, os.W_OK):
@@ -655,24 +669,40 @@ def explain_command(rule_id: str) -> None:
     else:
         answer = "nothing: the finding is about a response or the input itself, which no server answers"
     click.echo(f"  an implementation answers: {answer}")
+    bodies = {label: json.dumps(_elide(materialize(example, spec)), indent=2, ensure_ascii=False).splitlines()
+              for label, example in (("Good example", rule.good), ("Bad example", rule.bad))
+              if example is not None and example.raw is None}
+    changed = _changed_lines(bodies.get("Good example"), bodies.get("Bad example"))
     for label, example in (("Good example", rule.good), ("Bad example", rule.bad)):
         if example is None:
             continue
-        click.echo(f"\n{label} (kind {example.kind or 'detected'}; today {spec.example_today}):")
+        marked = " — » marks the lines that differ from the good example" if label == "Bad example" and changed \
+            else ""
+        click.echo(f"\n{label} (kind {example.kind or 'detected'}; today {spec.example_today}){marked}:")
         if example.context:
             click.echo("  context: " + json.dumps(example.context, ensure_ascii=False))
         if example.raw is not None:
             shown = example.raw if len(example.raw) <= 200 else example.raw[:200] + b"..."
             click.echo("  bytes: " + repr(shown))
         else:
-            body = json.dumps(_elide(materialize(example, spec)), indent=2, ensure_ascii=False)
-            click.echo("\n".join("  " + line for line in body.splitlines()))
+            mark = changed if label == "Bad example" else set()
+            click.echo("\n".join(("» " if i in mark else "  ") + line for i, line in enumerate(bodies[label])))
         report = run_example(rule, example, spec)
         if not report.findings:
             click.echo("  -> no findings")
         for f in report.findings:
             answer = f" ({f.status} {f.code})" if f.code else ""
             click.echo(f"  -> {f.severity} [{f.rule}] at {f.pointer or '(root)'}: {f.message}{answer}")
+
+
+def _changed_lines(good: list[str] | None, bad: list[str] | None) -> set[int]:
+    """The numbers of the bad example's lines that the good example does not have at that place (its changes)."""
+    if not good or not bad:
+        return set()
+    import difflib
+
+    matcher = difflib.SequenceMatcher(a=good, b=bad, autojunk=False)
+    return {j for tag, _i1, _i2, j1, j2 in matcher.get_opcodes() if tag in ("replace", "insert") for j in range(j1, j2)}
 
 
 def _elide(value, limit: int = 120):

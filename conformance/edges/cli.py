@@ -12,6 +12,7 @@ import sys
 import click
 
 from conformance.bounded import DEFAULT_MAX_BYTES, DEFAULT_SECONDS as TIMEOUT
+from conformance.gate.cli import connection_options
 from validator.formats.escape import printable
 
 EXIT_CLEAN, EXIT_DISAGREE, EXIT_IMPOSSIBLE = 0, 1, 2
@@ -53,6 +54,7 @@ class Progress:
               help="Implementer profile (YAML) for the validator (and the reference sandbox).")
 @click.option("--fault", "faults", multiple=True, metavar="NAME",
               help="Reference target only: turn a sandbox fault switch on (see `obvalidate sandbox faults`).")
+@connection_options
 @click.option("--request-timeout", default=TIMEOUT, show_default=True, type=click.FloatRange(0, min_open=True),
               metavar="S", help="Seconds a request may take in all, its whole answer included; a case without one "
                                 "is answered 'no answer' (measured) and the run goes on.")
@@ -61,15 +63,20 @@ class Progress:
                                 "answered 'no answer' (measured).")
 def edge_cases(target: str, kinds: tuple[str, ...], max_examples: int, seed: int, today: str | None, out_dir: str,
                profile_path: str | None, faults: tuple[str, ...], request_timeout: float = TIMEOUT,
-               max_response_bytes: int = DEFAULT_MAX_BYTES) -> None:
+               max_response_bytes: int = DEFAULT_MAX_BYTES, cert: str | None = None, key: str | None = None,
+               headers: tuple[str, ...] = (), rate_limit: float | None = None, wait_for_target: float | None = None,
+               tls_cert: str | None = None, tls_key: str | None = None, ca_bundle: str | None = None,
+               insecure: bool = False) -> None:
     """Write a report of the contract's edges: every constrained field and semantic rule of the spec at its
     boundaries (lengths, enums, int32, dates around today in Europe/Oslo, amounts per minor-unit class, IBAN, BBAN,
     KID, national identity numbers, remittance and basket combinations), the validator's verdict on each and — with
     a target — the target's answer, agree or disagree, and a curl reproducer. With a target, a Hypothesis search for
-    disagreements adds what it finds, shrunk to minimal examples."""
+    disagreements adds what it finds, shrunk to minimal examples. A bank's environment is reached as `conform`
+    reaches it: --cert/--key, -H, --rate-limit, --tls-cert/--tls-key, --ca-bundle or --insecure."""
+    from conformance.gate.cli import _check_reachable, _headers, _identities, _tls
     from conformance.gate.pool import GatewayOptions
-    from conformance.gate.session import TargetUnreachable
-    from conformance.gate.target import REFERENCE, reachable, serving
+    from conformance.gate.session import TargetUnreachable, TlsFailure
+    from conformance.gate.target import REFERENCE, serving
     from validator.context import ConfigError, Profile
     from validator.spec import load_spec
 
@@ -95,20 +102,24 @@ def edge_cases(target: str, kinds: tuple[str, ...], max_examples: int, seed: int
         profile = Profile.load(profile_path) if profile_path else None
     except ConfigError as exc:
         raise EdgeUsageError(str(exc)) from None
+    connected = (cert, headers, rate_limit, wait_for_target is not None, tls_cert, tls_key, ca_bundle, insecure)
+    if target == NO_TARGET and any(connected):
+        raise EdgeUsageError("the connection options (--cert, -H, --rate-limit, --wait-for-target, --tls-cert, "
+                             "--ca-bundle, --insecure) need a --target")
+    identities = _identities(cert, key, None, None)
+    gateway = GatewayOptions(_headers(headers), rate_limit, request_timeout, max_response_bytes)
+    tls = _tls(tls_cert, tls_key, ca_bundle, insecure)
     progress = Progress(sys.stderr.isatty())
     options = dict(today=day, kinds=kinds, seed=seed, max_examples=max_examples, profile=profile, faults=faults,
-                   progress=progress,
-                   gateway=GatewayOptions(timeout=request_timeout, max_response_bytes=max_response_bytes))
+                   progress=progress, gateway=gateway, tls=tls, identities=identities)
     try:
         if target == NO_TARGET:
             result = run(spec, base_url=None, target=target, **options)
         else:
             with serving(target, faults=faults, profile=profile) as base_url:
-                problem = reachable(base_url, min(10.0, request_timeout), max_response_bytes=max_response_bytes)
-                if problem:
-                    raise click.ClickException(problem)
+                _check_reachable(base_url, wait_for_target, tls, gateway)
                 result = run(spec, base_url=base_url, target=target, **options)
-    except (TargetUnreachable, click.ClickException) as exc:
+    except (TargetUnreachable, TlsFailure, click.ClickException) as exc:
         progress.close()
         message = exc.format_message() if isinstance(exc, click.ClickException) else exc
         click.echo(printable(f"Error: {message}"), err=True)

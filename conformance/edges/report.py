@@ -183,6 +183,15 @@ def _unsent_cell(case: Case) -> str:
     return f"{case.unsent or NOT_SENT}: {case.note}" if case.note else "—"
 
 
+def target_note(result: Result) -> str:
+    """How to run a case's curl: it names the target as $TARGET (the run's base URL may be a temporary port)."""
+    where = ("the base URL of a sandbox (`obvalidate sandbox serve --port 8080` serves one on 127.0.0.1:8080)"
+             if result.target == "reference" else result.target)
+    unverified = " TLS: the target's certificate was not verified (--insecure)." \
+        if result.tls and not result.tls.get("verified", True) else ""
+    return f"The curls name the target as $TARGET: export TARGET={where}.{unverified}"
+
+
 # ---------------------------------------------------------------------------------------------- markdown
 def markdown(result: Result) -> str:
     s = summary(result)
@@ -194,9 +203,9 @@ def markdown(result: Result) -> str:
     if has_target:
         out += [f"Sent {s['sent']} of {s['cases']} cases: {s['agree']} agree, {s['disagree']} disagree; "
                 f"{s['not_sent']} not sent (see \"Not sent\"). The Hypothesis search sent {result.searched} more "
-                "requests.", ""]
-    out += ["## Summary", "", "| rule | cases | refused | " + ("sent | not sent | agree | disagree | agreement |"
-                                                             if has_target else ""),
+                f"requests. {_md(target_note(result))}", ""]
+    out += ["## Summary", "", "| rule | cases | refused by the validator | "
+            + ("sent | not sent | agree | disagree | agreement |" if has_target else ""),
             "|---|---:|---:|" + ("---:|---:|---:|---:|---|" if has_target else "")]
     for row in rule_rows(result):
         out.append(f"| {_md(row.rule)} | {row.cases} | {row.refused} |"
@@ -360,11 +369,12 @@ def page(result: Result) -> str:
            f"max examples {result.max_examples} · {result.seconds:.1f} s"
            + (f" · Hypothesis search: {result.searched} requests" if has_target else "")
            + (f" · fault switches: {_e(', '.join(result.faults))}" if result.faults else "")
-           + ("" if has_target else " · no target: the contract as the validator reads it") + "</p></header><main>",
+           + ("" if has_target else " · no target: the contract as the validator reads it") + "</p>"
+           + (f"<p>{_e(target_note(result))}</p>" if has_target else "") + "</header><main>",
            '<div class="cards">' + "".join(f'<div class="card {cls}"><b>{n}</b>{_e(label)}</div>'
                                            for n, label, cls in cards) + "</div>",
            "<h2>Agreement per rule</h2>" if has_target else "<h2>Verdicts per rule</h2>", chart(rows, has_target),
-           '<h2>Summary</h2><table id="summary"><thead><tr><th>rule</th><th>cases</th><th>refused</th>'
+           '<h2>Summary</h2><table id="summary"><thead><tr><th>rule</th><th>cases</th><th>refused by the validator</th>'
            + ("<th>sent</th><th>not sent</th><th>agree</th><th>disagree</th><th>agreement</th>" if has_target else "")
            + "</tr></thead><tbody>"]
     for r in rows:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import shlex
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
@@ -18,6 +19,7 @@ from conformance.gate.pool import GatewayOptions, Unanswered
 from conformance.gate.session import Identities, Session, TargetUnreachable, TlsFailure, answer_of, curl
 from conformance.gate.suites.data import PLACEHOLDERS
 from conformance.gate.suites import boundaries, semantic
+from conformance.gate.tls import TlsOptions
 from validator import Validator
 from validator.context import OSLO, Context, Profile
 from validator.findings import ERROR
@@ -80,6 +82,8 @@ class Result:
     searches_not_exercised: list[dict] = field(default_factory=list)
     # derived edges that break more than one rule, left out: {kind, field, edge, rules}
     left_out: list[dict] = field(default_factory=list)
+    # the run's TLS as the report records it (TlsOptions.as_dict: the files, whether the target was verified)
+    tls: dict | None = None
 
     def as_dict(self) -> dict:
         return {**{k: v for k, v in asdict(self).items() if k != "cases"}, "cases": [asdict(c) for c in self.cases]}
@@ -93,6 +97,17 @@ class _Recording(Session):
         super().disagree(exchange, **what)
 
 
+# A case's curl names the target as $TARGET: the run's own base URL is often a temporary port (--target reference).
+TARGET_VARIABLE = '"${TARGET:?set TARGET to the base URL of the implementation}"'
+
+
+def _curl(session: Session, request) -> str:  # noqa: ANN001
+    """The curl reproducer of ``request`` with the run's gateway headers and TLS options, the target as $TARGET."""
+    text = curl(session.base_url, request, session.gateway.headers, tls=session.tls)
+    return text.replace(shlex.quote(session.base_url + request.target), TARGET_VARIABLE + shlex.quote(request.target),
+                        1)
+
+
 def noon_in_oslo(day: _dt.date) -> _dt.datetime:
     return _dt.datetime.combine(day, _dt.time(12), OSLO).astimezone(_dt.timezone.utc)
 
@@ -100,12 +115,15 @@ def noon_in_oslo(day: _dt.date) -> _dt.datetime:
 def run(spec: Spec, *, base_url: str | None, target: str, today: _dt.date | None, kinds: tuple[str, ...],
         seed: int, max_examples: int, profile: Profile | None = None, faults: tuple[str, ...] = (),
         progress: Callable[[int, int, str], None] | None = None,
-        gateway: GatewayOptions = GatewayOptions()) -> Result:
-    """Every derived edge judged by the validator (and answered by the target at ``base_url`` when given, each answer
-    read within ``gateway``'s request timeout and size cap)."""
+        gateway: GatewayOptions = GatewayOptions(), tls: TlsOptions | None = None,
+        identities: Identities | None = None) -> Result:
+    """Every derived edge judged by the validator (and answered by the target at ``base_url`` when given, reached
+    through ``gateway`` -- its headers, rate limit, request timeout and size cap -- and ``tls``, signed by
+    ``identities``' TPP)."""
     started = time.perf_counter()
-    session = _Recording(base_url or "http://target.invalid", spec, profile or Profile(), Identities.throwaway(),
-                         seed=seed, max_examples=max_examples, gateway=gateway)
+    session = _Recording(base_url or "http://target.invalid", spec, profile or Profile(),
+                         identities or Identities.throwaway(), seed=seed, max_examples=max_examples, gateway=gateway,
+                         tls=tls)
     instant = session.now() if base_url else noon_in_oslo(today or session.today())
     day = session.validator_at(instant).today
     clock = [instant]
@@ -125,7 +143,7 @@ def run(spec: Spec, *, base_url: str | None, target: str, today: _dt.date | None
         raise NoEdges(f"no edge case for {', '.join(bare)}: the spec has no request example of it that the validator "
                       "accepts to start from")
     result = Result(target, day.isoformat(), seed, max_examples, tuple(sorted({e.kind for e in edges})),
-                    faults=faults, left_out=[{"kind": e.kind, "field": e.field, "edge": e.edge, "rules": list(rules)}
+                    faults=faults, tls=tls.as_dict() if tls is not None else None, left_out=[{"kind": e.kind, "field": e.field, "edge": e.edge, "rules": list(rules)}
                                              for e, rules in deriver.left_out])
     searches = _searches(kinds) if base_url else []
     total = len(edges) + len(searches)
@@ -214,7 +232,7 @@ def _judge(session: Session, client, clock: list, instant: _dt.datetime, deriver
                 expected.describe(), note=note, source=edge.source, unsent=unsent,
                 assumptions=_assumptions(session, edge.assumptions, findings))
     if sending:
-        case.curl = curl(session.base_url, request)
+        case.curl = _curl(session, request)
         try:
             response = client.send_prepared(request)
         except GONE as exc:
@@ -318,6 +336,6 @@ def _search(session: _Recording, rule_id: str | None, kind: str,
         cases.append(Case(rule, SEARCH_FIELD, known.ref if known else "", kind, operation,
                           f"shrunk by Hypothesis: {what.get('message', '')}", "", body, body, _verdict(findings),
                           [_finding(f) for f in findings], what.get("expected", ""), exchange.answer.describe(),
-                          False, curl=curl(session.base_url, request), source="search",
+                          False, curl=_curl(session, request), source="search",
                           assumptions=_assumptions(session, tuple(known.assumptions) if known else (), findings)))
     return cases, sent, why

@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 from validator.formats.json_format import dumps as json_dumps
 
-from .model import FindingGroup, Outcome
+from .model import SEVERAL_ANSWERS, FindingGroup, Outcome
 
 FORMAT = "obvalidate-baseline"
 VERSION = 1
@@ -54,7 +54,8 @@ class Entry:
 def title(group: FindingGroup) -> str:
     """A defect's one-line title from its fingerprint's facts only (no message: those name generated values)."""
     f = group.finding
-    return f"{f.rule} on {f.operation}: expected {f.expected}, answered {f.actual}"
+    answered = "" if f.actual == SEVERAL_ANSWERS else f", answered {f.actual}"   # several answers: no one answer
+    return f"{f.rule} on {f.operation}: expected {f.expected}{answered}"
 
 
 def entries(groups: Iterable[FindingGroup]) -> list[Entry]:

@@ -84,14 +84,14 @@ def _tls(cert, key, ca_bundle, insecure):
 
 
 def _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections,
-            fmt, gateway=None, wait_for_target: float | None = None) -> None:
-    """``conform --replay``: the report's findings (or the chosen ones) replayed against the target; exits."""
+            fmt, gateway, tls=None, wait_for_target: float | None = None) -> None:
+    """``conform --replay``: the report's findings (or the chosen ones) replayed against the target, reached as a run
+    reaches it (TLS, -H headers, rate limit, timeouts, the environment's proxy); exits."""
     from validator.formats.json_format import dumps
 
     from . import replay
-    from .session import TargetUnreachable
-    from .pool import GatewayOptions
-    from .target import reachable, serving, wait_for
+    from .session import TargetUnreachable, TlsFailure
+    from .target import serving
 
     try:
         report = replay.load(replay_path)
@@ -103,12 +103,10 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
         raise ConformUsageError(str(exc)) from None
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
-            problem = wait_for(base_url, wait_for_target) if wait_for_target is not None else reachable(base_url)
-            if problem:
-                raise click.ClickException(problem)
+            _check_reachable(base_url, wait_for_target, tls, gateway)
             verdicts = replay.replay(report, chosen, base_url, identities, profile, profile_path, max_connections,
-                                     gateway or GatewayOptions())
-    except (TargetUnreachable, click.ClickException) as exc:
+                                     gateway, tls)
+    except (TargetUnreachable, TlsFailure, click.ClickException) as exc:
         message = exc.format_message() if isinstance(exc, click.ClickException) else exc
         click.echo(printable(f"Error: {message}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)
@@ -119,18 +117,63 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
     sys.exit(EXIT_FINDINGS if any(v.status == replay.STILL_FAILING for v in verdicts) else EXIT_CLEAN)
 
 
+def _check_reachable(base_url: str, wait_for_target: float | None, tls, gateway) -> None:
+    """A ClickException saying why the target does not answer as the run reaches it (after --wait-for-target)."""
+    from .target import reachable, wait_for
+
+    def problem_of(url: str, timeout: float = 10.0) -> str | None:
+        return reachable(url, min(timeout, gateway.timeout), tls=tls, headers=gateway.headers,
+                         max_response_bytes=gateway.max_response_bytes)
+
+    problem = wait_for(base_url, wait_for_target, problem_of=problem_of) if wait_for_target is not None \
+        else problem_of(base_url)
+    if problem:
+        raise click.ClickException(problem)
+
+
+def connection_options(command):
+    """The options that reach a target as a bank's environment wants it reached, the same for ``conform`` (and its
+    ``--replay``) and ``edge-cases``: the signing identity, the gateway's headers and rate limit, TLS, waiting for a
+    server still starting."""
+    options = [
+        click.option("--cert", type=click.Path(exists=True, dir_okay=False), help="TPP certificate (PEM)."),
+        click.option("--key", type=click.Path(exists=True, dir_okay=False), help="Its private key (PEM)."),
+        click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+                     help="A header the target's gateway needs (X-IBM-Client-Id: ...), sent on every request to the "
+                          "target (repeatable): never signed, never judged as not accepted."),
+        click.option("--rate-limit", type=click.FloatRange(0, min_open=True), metavar="N",
+                     help="Requests per second for the whole run (workers included). A 429 is waited for "
+                          "(Retry-After, at most 60 s) and sent again, up to 3 times; then it is a rate-limited "
+                          "finding."),
+        click.option("--wait-for-target", type=click.FloatRange(0), metavar="S",
+                     help="Poll the target until it answers, for at most S seconds (a server still starting), then "
+                          "run; exit 2 if it never answers."),
+        click.option("--tls-cert", type=click.Path(dir_okay=False),
+                     help="TLS client certificate (PEM; the TPP's QWAC, not the signing --cert) for every "
+                          "connection."),
+        click.option("--tls-key", type=click.Path(dir_okay=False), help="Its private key (PEM, unencrypted)."),
+        click.option("--ca-bundle", type=click.Path(dir_okay=False),
+                     help="Trust these CAs (PEM) for the target's certificate instead of the default ones."),
+        click.option("--insecure", is_flag=True,
+                     help="Do not verify the target's certificate (a throwaway environment only; warns, and the "
+                          "report says so)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.command("conform")
 @click.option("--target", default="reference", show_default=True, metavar="URL|reference",
               help="Base URL of the implementation, or 'reference': the bundled sandbox on a free loopback port "
                    "with a fresh database.")
 @click.option("--profile", "profile_path", type=click.Path(exists=True, dir_okay=False),
               help="Implementer profile (YAML) for the oracle (and the reference sandbox).")
+@connection_options
 @click.option("--suite", "suites", default=",".join(SUITES), show_default=True,
               help="Comma-separated suites to run.")
 @click.option("--check", "check_patterns", default="", metavar="PATTERNS",
               help="Comma-separated check ids or glob patterns (e.g. 'security:*,semantic:amount-*'); default all.")
-@click.option("--cert", type=click.Path(exists=True, dir_okay=False), help="TPP certificate (PEM).")
-@click.option("--key", type=click.Path(exists=True, dir_okay=False), help="Its private key (PEM).")
 @click.option("--second-cert", type=click.Path(exists=True, dir_okay=False),
               help="A second TPP's certificate, for the cross-TPP checks (A28).")
 @click.option("--second-key", type=click.Path(exists=True, dir_okay=False), help="Its private key (PEM).")
@@ -144,12 +187,6 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True, type=click.IntRange(1, 1000),
               help="Connections to the target open at once, for the whole run (kept alive and shared by every check; "
                    "with --workers, divided among them, at least one each). Keep it under the target's limit.")
-@click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
-              help="A header the target's gateway needs (X-IBM-Client-Id: ...), sent on every request to the target "
-                   "(repeatable): never signed, never judged as not accepted.")
-@click.option("--rate-limit", type=click.FloatRange(0, min_open=True), metavar="N",
-              help="Requests per second for the whole run (workers included). A 429 is waited for (Retry-After, at "
-                   "most 60 s) and sent again, up to 3 times; then it is a rate-limited finding.")
 @click.option("--request-timeout", default=30.0, show_default=True, type=click.FloatRange(0, min_open=True),
               metavar="S", help="Seconds a request may take in all: connecting, interim 1xx answers, headers and the "
                                 "whole body. A request without a whole answer by then is a request-timeout finding "
@@ -161,9 +198,6 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
               help="An origin (scheme://host[:port]) besides the target's that links may lead to, such as the SCA "
                    "page's host (repeatable). A link to any other origin is a link-off-target finding, never a "
                    "request.")
-@click.option("--wait-for-target", type=click.FloatRange(0), metavar="S",
-              help="Poll the target until it answers, for at most S seconds (a server still starting), then run; "
-                   "exit 2 if it never answers.")
 @click.option("--report-dir", type=click.Path(file_okay=False),
               help="Write conform.json, conform.junit.xml, conform.html, conform.sarif and coverage.json here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "github", "sarif"]), default="text",
@@ -183,14 +217,6 @@ def _replay(target, replay_path, finding_names, identities, faults, profile, pro
               help="Findings' curls carry the TPP certificate and long headers (left out by default).")
 @click.option("--fault", "faults", multiple=True, metavar="NAME", hidden=True,
               help="Reference target only: turn a sandbox fault switch on (to see the gate catch it).")
-@click.option("--tls-cert", type=click.Path(dir_okay=False),
-              help="TLS client certificate (PEM; the TPP's QWAC, not the signing --cert) for every connection.")
-@click.option("--tls-key", type=click.Path(dir_okay=False), help="Its private key (PEM, unencrypted).")
-@click.option("--ca-bundle", type=click.Path(dir_okay=False),
-              help="Trust these CAs (PEM) for the target's certificate instead of the default ones.")
-@click.option("--insecure", is_flag=True,
-              help="Do not verify the target's certificate (a throwaway environment only; warns, and the report "
-                   "says so).")
 @click.option("--replay", "replay_path", metavar="CONFORM.JSON",
               help="Replay the findings of an earlier run's report against --target: each request re-sent, signed "
                    "anew (or its check run again where one request cannot re-create it), judged again: fixed, still "
@@ -220,7 +246,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     from . import report
     from .runner import RunOptions, run, selected
     from .session import TargetUnreachable, TlsFailure
-    from .target import REFERENCE, reachable, serving, wait_for
+    from .target import REFERENCE, serving
 
     chosen = _suites(suites)
     patterns = tuple(p.strip() for p in check_patterns.split(",") if p.strip())
@@ -245,26 +271,17 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     tls = _tls(tls_cert, tls_key, ca_bundle, insecure)
     if finding_names and not replay_path:
         raise ConformUsageError("--finding goes with --replay")
-    if replay_path and tls:
-        raise ConformUsageError("--replay does not take the TLS options (--tls-cert, --tls-key, --ca-bundle, "
-                                "--insecure) yet")
-    if replay_path:
-        from .pool import GatewayOptions
+    from .pool import GatewayOptions
 
+    gateway = GatewayOptions(gateway_headers, rate_limit, request_timeout, max_response_bytes,
+                             allowed_origins=allowed_origins)
+    if replay_path:
         _replay(target, replay_path, finding_names, identities, faults, profile, profile_path, max_connections, fmt,
-                GatewayOptions(gateway_headers, rate_limit, request_timeout, max_response_bytes,
-                               allowed_origins=allowed_origins), wait_for_target)
+                gateway, tls, wait_for_target)
     progress = Progress(progress_mode(quiet, fmt), selected(chosen, patterns))
     try:
         with serving(target, faults=faults, profile=profile) as base_url:
-            def problem_of(url: str, timeout: float = 10.0) -> str | None:
-                return reachable(url, min(timeout, request_timeout), tls=tls, headers=gateway_headers,
-                                 max_response_bytes=max_response_bytes)
-
-            problem = wait_for(base_url, wait_for_target, problem_of=problem_of) if wait_for_target is not None \
-                else problem_of(base_url)
-            if problem:
-                raise click.ClickException(problem)
+            _check_reachable(base_url, wait_for_target, tls, gateway)
             progress.start(base_url)
             options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns,
                                  max_connections, tls=tls)

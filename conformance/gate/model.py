@@ -9,6 +9,7 @@ operation), which is reported as "not exercised", never as a failure.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
@@ -113,6 +114,22 @@ class Answer:
 
 # What a check expects of an answer it judges by the spec's declared responses (the response kinds), not a status.
 DECLARED_ANSWER = "an answer the spec declares"
+# The "actual" of a finding about several answers (pages, concurrent creations): its message says them.
+SEVERAL_ANSWERS = "as the message says"
+ABSENT = "absent"
+
+
+def said(value: Any) -> str:
+    """A value a target answered (or left out) as a finding's message says it: ``absent`` for a missing one, never
+    Python's ``None``; text quoted, anything else as JSON writes it."""
+    if value is None:
+        return ABSENT
+    if isinstance(value, str):
+        return repr(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 _IDS = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"

@@ -39,8 +39,8 @@ class Progress:
         if self.mode != "plain":
             return
         suites = list(dict.fromkeys(self.suite_of.values()))
-        self._line(f"started: {len(self.suite_of)} checks in {len(suites)} suites ({', '.join(suites)}) "
-                   f"against {target}")
+        self._line(f"started: {_count(len(self.suite_of), 'check')} in {_count(len(suites), 'suite')} "
+                   f"({', '.join(suites)}) against {target}")
         self._ticker = threading.Thread(target=self._tick, name="conform-progress", daemon=True)
         self._ticker.start()
 
@@ -50,8 +50,9 @@ class Progress:
 
     def _state(self, head: str) -> str:
         with self._lock:
-            return (f"{head}{len(self.checks_done)}/{len(self.suite_of)} checks, {len(self.fingerprints)} findings, "
-                    f"{self.requests} requests, {time.monotonic() - self._started:.0f} s")
+            return (f"{head}{len(self.checks_done)}/{len(self.suite_of)} checks, "
+                    f"{_count(len(self.fingerprints), 'finding')}, {_count(self.requests, 'request')}, "
+                    f"{time.monotonic() - self._started:.0f} s")
 
     def _line(self, text: str) -> None:
         click.echo(f"obvalidate conform: {printable(text)}", err=True)
@@ -104,3 +105,8 @@ def progress_mode(quiet: bool, fmt: str) -> str:
     if sys.stderr.isatty():
         return "live" if fmt == "text" else "off"
     return "plain"
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 finding``, ``2 findings``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

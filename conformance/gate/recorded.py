@@ -21,7 +21,7 @@ import base64
 import datetime as _dt
 import re
 import uuid
-from typing import Any
+from typing import Any, Iterable
 
 from conformance.client import Identity, PreparedRequest
 from validator.signing.cavage import SignableRequest
@@ -44,15 +44,18 @@ def _value(headers: list[tuple[str, str]], name: str) -> str | None:
     return next((v for n, v in headers if n.lower() == name), None)
 
 
-def record(request: PreparedRequest, identities: Any, sent_at: _dt.datetime) -> dict[str, Any]:
+def record(request: PreparedRequest, identities: Any, sent_at: _dt.datetime, *, gateway: Iterable[str] = (),
+           also_signed: tuple[str, ...] = ()) -> dict[str, Any]:
     """The request as a replay needs it: ``method``, ``target``, ``headers`` (name-value pairs, signature headers
-    left out), ``body`` (text) or ``body_base64``, ``signed``, ``identity`` (tpp/other, or null unsigned) and
-    ``altered`` (what the check did on purpose, see the module); ``date_offset`` (seconds) with an altered date;
-    ``not_replayable`` (why) when the request cannot be re-created alone."""
+    and the run's ``gateway`` header names left out: the report keeps no API key), ``body`` (text) or
+    ``body_base64``, ``signed``, ``identity`` (tpp/other, or null unsigned) and ``altered`` (what the check did on
+    purpose, see the module); ``date_offset`` (seconds) with an altered date; ``not_replayable`` (why) when the
+    request cannot be re-created alone. ``also_signed``: the profile's extra signed headers, as the run signed."""
     headers = list(request.headers)
+    hidden = {*SIGNATURE_HEADERS, *(n.lower() for n in gateway)}
     out: dict[str, Any] = {
         "method": request.method, "target": request.target,
-        "headers": [[n, v] for n, v in headers if n.lower() not in SIGNATURE_HEADERS]}
+        "headers": [[n, v] for n, v in headers if n.lower() not in hidden]}
     try:
         out["body"] = request.body.decode("utf-8")
     except UnicodeDecodeError:
@@ -88,7 +91,8 @@ def record(request: PreparedRequest, identities: Any, sent_at: _dt.datetime) -> 
         altered += [f"absent:{name}" for name in SIGNATURE_HEADERS if name not in present]
         if who is not None and "signature" in present and "not_replayable" not in out:
             try:
-                again = _sign(request.method, request.target, headers, getattr(identities, who), date=date)
+                again = _sign(request.method, request.target, headers, getattr(identities, who), date=date,
+                              also=also_signed)
             except ValueError as exc:   # a value no signature can cover (CR/LF), nothing to sign: the check's own
                 again = [("Signature", f"not signable: {exc}")]
             if _value(again, "signature") != _value(headers, "signature"):
@@ -99,19 +103,23 @@ def record(request: PreparedRequest, identities: Any, sent_at: _dt.datetime) -> 
 
 
 def _sign(method: str, target: str, headers: list[tuple[str, str]], identity: Identity, *,
-          date: str | None = None, when: _dt.datetime | None = None) -> list[tuple[str, str]]:
+          date: str | None = None, when: _dt.datetime | None = None,
+          also: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """``headers`` signed by ``identity`` as they stand (a Digest present is kept, none is added)."""
     base = [(n, v) for n, v in headers if n.lower() not in ("signature", "tpp-signature-certificate")]
     if date is not None:
         base = [(n, v) for n, v in base if n.lower() != "date"] + [("Date", date)]
     signed = sign_request(SignableRequest(method, target, base, None), identity.key, identity.certificate,
-                          date=when)
+                          date=when, also=also)
     return list(signed.headers)
 
 
-def rebuild(recorded: dict[str, Any], identities: Any, now: _dt.datetime) -> PreparedRequest:
+def rebuild(recorded: dict[str, Any], identities: Any, now: _dt.datetime, *,
+            gateway: tuple[tuple[str, str], ...] = (), also_signed: tuple[str, ...] = ()) -> PreparedRequest:
     """The recorded request signed anew by the run's identity: a fresh Date, Digest, Signature and X-Request-ID,
-    except what the check altered on purpose, which is re-created (see the module). Raises :class:`NotReplayable`."""
+    except what the check altered on purpose, which is re-created (see the module). Raises :class:`NotReplayable`.
+    ``gateway`` are the replay's -H headers (a finding records none of their values), added as the run's client adds
+    them; ``also_signed`` the profile's extra signed headers (``signature: extra-headers``), covered when present."""
     if not isinstance(recorded, dict):
         raise NotReplayable("the report has no request to re-send")
     if recorded.get("not_replayable"):
@@ -128,6 +136,8 @@ def rebuild(recorded: dict[str, Any], identities: Any, now: _dt.datetime) -> Pre
         raise NotReplayable(f"the report's request is incomplete ({type(exc).__name__}: {exc})") from None
     if "x-request-id" not in altered:
         headers = [(n, str(uuid.uuid4()) if n.lower() == "x-request-id" else v) for n, v in headers]
+    present = {n.lower() for n, _v in headers}
+    headers += [(n, v) for n, v in gateway if n.lower() not in present]
     if not recorded.get("signed"):
         return PreparedRequest(method, target, headers, body)
     identity = getattr(identities, role, None) if role in IDENTITIES else None
@@ -138,7 +148,7 @@ def rebuild(recorded: dict[str, Any], identities: Any, now: _dt.datetime) -> Pre
         headers = headers + [("Digest", str(recorded["digest"]) if "digest" in altered and "digest" in recorded
                               else compute_digest(body))]
     try:
-        headers = _sign(method, target, headers, identity, date=imf_fixdate(when))
+        headers = _sign(method, target, headers, identity, date=imf_fixdate(when), also=also_signed)
     except ValueError as exc:
         raise NotReplayable(f"the request cannot be signed again: {exc}") from None
     gone = {a.split(":", 1)[1] for a in altered if a.startswith("absent:")}

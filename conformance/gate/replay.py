@@ -28,6 +28,7 @@ from .pool import GatewayOptions, Unanswered
 from .recorded import NotReplayable, rebuild
 from .runner import RunOptions, run_checks
 from .session import Identities, Session
+from .tls import TlsOptions
 
 FIXED, STILL_FAILING, NOT_REPLAYABLE = "fixed", "still failing", "not replayable"
 
@@ -108,9 +109,11 @@ def _of(finding: dict, status: str, detail: str, by: str) -> Verdict:
 
 def replay(report: dict[str, Any], findings: list[dict], base_url: str, identities: Identities,
            profile: Profile | None = None, profile_path: str | None = None,
-           max_connections: int = 10, gateway: GatewayOptions = GatewayOptions()) -> list[Verdict]:
+           max_connections: int = 10, gateway: GatewayOptions = GatewayOptions(),
+           tls: TlsOptions | None = None) -> list[Verdict]:
     """Replay ``findings`` (of ``report``) against ``base_url``: one verdict each, in report order (through the
-    target's gateway as the run met it: its headers, rate limit and request timeout)."""
+    target's gateway as the run met it: its headers, rate limit and request timeout, and its ``tls``: the client
+    certificate and the CAs trusted), each request signed as the profile has requests signed."""
     verdicts: dict[int, Verdict] = {}
     by_check: dict[str, list[int]] = {}
     by_request: list[int] = []
@@ -123,7 +126,7 @@ def replay(report: dict[str, Any], findings: list[dict], base_url: str, identiti
     # run (the replayed requests create payments a duplicate check would then meet).
     order = sorted(by_check, key=lambda c: SUITES.index(REGISTRY[c].suite) if c in REGISTRY else len(SUITES))
     for check_id in order:
-        rerun = _rerun(check_id, report, base_url, identities, profile_path, max_connections, gateway)
+        rerun = _rerun(check_id, report, base_url, identities, profile_path, max_connections, gateway, tls)
         for index in by_check[check_id]:
             finding = findings[index]
             why = (finding.get("replay") or {}).get("why") or "the report has no request to replay"
@@ -133,7 +136,7 @@ def replay(report: dict[str, Any], findings: list[dict], base_url: str, identiti
                 verdicts[index] = _verdict(finding, rerun, "check", f"{why}: re-ran {check_id}")
     session = Session(base_url, load_spec(), profile or DEFAULT_PROFILE, identities,
                       seed=int(report.get("seed", 0)), max_examples=int(report.get("max_examples", 10)),
-                      max_connections=max_connections, gateway=gateway)
+                      max_connections=max_connections, gateway=gateway, tls=tls)
     try:
         for index in by_request:
             verdicts[index] = _replay_request(session, findings[index])
@@ -145,7 +148,8 @@ def replay(report: dict[str, Any], findings: list[dict], base_url: str, identiti
 def _replay_request(session: Session, finding: dict) -> Verdict:
     now = _dt.datetime.now(_dt.timezone.utc)
     try:
-        request = rebuild(finding["request"], session.identities, now)
+        request = rebuild(finding["request"], session.identities, now, gateway=session.gateway.headers,
+                          also_signed=session.profile.signature_extra_headers)
     except NotReplayable as why:
         return _of(finding, NOT_REPLAYABLE, str(why), "request")
     operation = str(finding.get("operation", "-"))
@@ -168,14 +172,17 @@ def _replay_request(session: Session, finding: dict) -> Verdict:
 
 
 def _rerun(check_id: str, report: dict, base_url: str, identities: Identities, profile_path: str | None,
-           max_connections: int, gateway: GatewayOptions = GatewayOptions()) -> list[Finding] | str:
+           max_connections: int, gateway: GatewayOptions = GatewayOptions(),
+           tls: TlsOptions | None = None) -> list[Finding] | str:
     """The findings of ``check_id`` run again with the report's seed, or why it could not run."""
     check = REGISTRY.get(check_id)
     if check is None:
         return "no such check in this version of obvalidate"
     options = RunOptions(base_url, (check.suite,), profile_path, identities, int(report.get("seed", 0)),
                          int(report.get("max_examples", 10)), 1, (check_id,), max_connections,
-                         headers=gateway.headers, rate_limit=gateway.rate_limit, request_timeout=gateway.timeout)
+                         headers=gateway.headers, rate_limit=gateway.rate_limit, request_timeout=gateway.timeout,
+                         max_response_bytes=gateway.max_response_bytes, tls=tls,
+                         allowed_origins=gateway.allowed_origins)
     result = run_checks(options, (check.suite,))
     broken = [o for o in result.outcomes if o.status in ("not-exercised", "error")]
     if not result.findings and broken:

@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from validator.formats import write_documents
-from validator.formats.escape import html_text, printable, printable_lines
+from validator.formats.escape import printable, printable_lines
 from validator.formats.json_format import dumps
 from validator.rules import catalogue
 from validator.spec import Spec, load_spec
 
-from . import ci
+from . import ci, html
 from .baseline import Comparison, compare
 from .model import REGISTRY, FindingGroup, grouped
 from .runner import RunResult
@@ -173,6 +173,7 @@ def as_json(result: RunResult, spec: Spec | None = None) -> dict[str, Any]:
         "run": {"target": result.base_url, "seconds": round(result.seconds, 2), **_tls(result)},
         "seed": result.options.seed,
         "max_examples": result.options.max_examples,
+        "judged_by": result.options.judged_by(),
         "suites": list(result.options.suites),
         "summary": summary(result),
         "cases_digest": result.cases_digest,
@@ -272,11 +273,17 @@ def baseline_line(s: dict[str, Any]) -> str:
 def summary_line(result: RunResult, s: dict[str, Any] | None = None) -> str:
     """The text report's last line: the outcomes, findings and requests of the run."""
     s = s or summary(result)
-    repeated = f" ({s['occurrences']} sightings)" if s["occurrences"] != s["findings"] else ""
-    return (f"{s['checks']} checks, {s['outcomes']} check × operation outcomes: {s['passed']} passed, "
-            f"{s['failed']} failed, {s['not-exercised']} not exercised, {s['error']} errors; "
-            f"{s['findings']} findings{repeated}; {s['cases']} requests in {result.seconds:.1f} s "
-            f"(seed {result.options.seed}) against {result.base_url}")
+    repeated = f" ({_count(s['occurrences'], 'sighting')})" if s["occurrences"] != s["findings"] else ""
+    return (f"{_count(s['checks'], 'check')}, {_count(s['outcomes'], 'check × operation outcome')}: "
+            f"{s['passed']} passed, {s['failed']} failed, {s['not-exercised']} not exercised, "
+            f"{_count(s['error'], 'error')}; {_count(s['findings'], 'finding')}{repeated}; "
+            f"{_count(s['cases'], 'request')} in {result.seconds:.1f} s (seed {result.options.seed}) against "
+            f"{result.base_url}")
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 check``, ``2 checks``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def junit(result: RunResult) -> str:
@@ -344,81 +351,9 @@ def sarif(result: RunResult, spec: Spec | None = None) -> str:
     return ci.sarif(groups(result), spec or load_spec(), run)
 
 
-_CSS = """body{font-family:system-ui,sans-serif;margin:2rem;color:#1d2733}h1{font-size:1.4rem}
-table{border-collapse:collapse;width:100%;margin:1rem 0}td,th{border-bottom:1px solid #e3e7ec;padding:.3rem .5rem;
-text-align:left;font-size:.9rem;vertical-align:top}.failed{color:#a11}.passed{color:#176d2c}.error{color:#a11}
-.not-exercised{color:#8a6d00}code{font-size:.8rem;word-break:break-all}details{margin:.3rem 0}"""
-
-
 def html_report(result: RunResult, spec: Spec | None = None) -> str:
-    data = as_json(result, spec)
-    e = html_text
-    s = data["summary"]
-    rows = "".join(f"<tr><td>{e(o['suite'])}</td><td>{e(o['check'])}</td><td>{e(o['operation'])}</td>"
-                   f"<td class='{e(o['status'])}'>{e(o['status'])}</td><td>{o['cases']}</td>"
-                   f"<td>{e(o['reason'].splitlines()[0] if o['reason'] else '')}</td></tr>" for o in data["outcomes"])
-    findings = "".join(f"<tr><td>{e(f['id'])}<br>{f['occurrences']}×{_mark_html(f.get('baseline'))}</td>"
-                       f"<td>{'<br>'.join(e(c) for c in f['checks'])}</td>"
-                       f"<td>{e(f['operation'])}</td><td>{e(f['rule'])}<br>{e(f['ref'])}<br><code>{e(f['fingerprint'])}"
-                       f"</code></td><td>{e(f['message'])}{_also_html(f['also'])}</td><td>{e(f['expected'])}</td>"
-                       f"<td>{e(f['actual'])}<br>"
-                       f"<code>{e(f['excerpt'])}</code>{_headers_html(f['headers'])}</td><td><details><summary>curl"
-                       f"</summary><code>{e(f['curl'])}</code></details></td></tr>" for f in data["findings"])
-    reasons = "".join(f"<tr><td>{count}</td><td>{e(reason)}</td></tr>"
-                      for reason, count in s["not_exercised_by_reason"].items())
-    cov = data["coverage"]
-
-    def listing(part: dict) -> str:
-        done = ", ".join(e(x) for x in part["exercised"])
-        missing = "".join(f"<li>{e(k)}: {e(v)}</li>" for k, v in part["not_exercised"].items())
-        return f"<p>Exercised ({len(part['exercised'])}): {done}</p><details><summary>Not exercised " \
-               f"({len(part['not_exercised'])})</summary><ul>{missing}</ul></details>"
-
-    gating = [f for f in data["findings"] if f.get("baseline") != "known"]   # with a baseline, the new ones
-    verdict = "PASS" if not gating and not s["error"] else "FAIL"
-    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>obvalidate conform: {verdict}</title>
-<style>{_CSS}</style></head><body><h1>obvalidate conform: {verdict}</h1>
-<p>Target {e(data['run']['target'])}, seed {data['seed']}, max examples {data['max_examples']}, suites
-{e(', '.join(data['suites']))}: {s['outcomes']} outcomes ({s['passed']} passed, {s['failed']} failed,
-{s['not-exercised']} not exercised, {s['error']} errors), {s['findings']} findings, {s['cases']} requests in
-{data['run']['seconds']} s.</p>
-<h2>Findings</h2><p>{s['findings']} findings ({s['occurrences']} sightings: a defect several checks saw is one
-finding naming them, one row per fingerprint).</p>{_baseline_html(data)}<table><tr><th>Id, seen</th><th>Checks</th><th>Operation</th><th>Rule, fingerprint</th><th>What</th>
-<th>Expected</th><th>Actual</th><th>Reproduce</th></tr>{findings}</table>
-<h2>Not exercised, by reason</h2><table><tr><th>Outcomes</th><th>Reason</th></tr>{reasons}</table>
-<h2>Checks</h2><table><tr><th>Suite</th><th>Check</th><th>Operation</th><th>Status</th><th>Cases</th><th>Reason</th>
-</tr>{rows}</table>
-<h2>Clause coverage</h2><h3>Rules</h3>{listing(cov['rules'])}<h3>Decisions</h3>{listing(cov['decisions'])}
-<h3>Document sections</h3>{listing(cov['sections'])}<h3>Links</h3>{listing(cov['links'])}</body></html>
-"""
-
-
-def _mark_html(mark: str | None) -> str:
-    return f"<br><span class='{'failed' if mark == 'new' else 'passed'}'>{mark}</span>" if mark else ""
-
-
-def _baseline_html(data: dict[str, Any]) -> str:
-    if "baseline" not in data:
-        return ""
-    b = data["baseline"]
-    resolved = "".join(f"<li><code>{html_text(fp)}</code></li>" for fp in b["resolved_fingerprints"])
-    return (f"<p>Against the baseline {html_text(b['file'])}: {b['known']} known, {b['new']} new, {b['resolved']} "
-            f"resolved, {b['not_rechecked']} not rechecked (their checks did not run on their operations).</p>"
-            + (f"<details><summary>resolved</summary><ul>{resolved}</ul></details>" if resolved else ""))
-
-
-def _also_html(also: list[dict[str, str]]) -> str:
-    if not also:
-        return ""
-    items = "".join(f"<li>{html_text(a['check'])}: {html_text(a['message'])}</li>" for a in also)
-    return f"<details><summary>also seen as</summary><ul>{items}</ul></details>"
-
-
-def _headers_html(headers: dict[str, str]) -> str:
-    if not headers:
-        return ""
-    items = "".join(f"<li><code>{html_text(n)}: {html_text(v)}</code></li>" for n, v in headers.items())
-    return f"<details><summary>headers</summary><ul>{items}</ul></details>"
+    """conform.html: the JSON report rendered for a person (html.py)."""
+    return html.page(as_json(result, spec))
 
 
 def write(result: RunResult, directory: str | Path, spec: Spec | None = None) -> list[Path]:

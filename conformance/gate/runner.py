@@ -58,6 +58,25 @@ class RunOptions:
         return GatewayOptions(self.headers, self.rate_limit, self.request_timeout, self.max_response_bytes,
                               allowed_origins=self.allowed_origins)
 
+    def judged_by(self) -> dict:
+        """What judged the run, as its reports record it: the profile (name, file, SHA-256 of its bytes), the
+        suites and check patterns, seed and examples, and how the target was reached -- the -H names (never their
+        values), rate limit, timeouts, size cap, connections, origins allowed."""
+        profile = {"name": DEFAULT_PROFILE.name, "file": None, "sha256": None}
+        if self.profile_path:
+            try:
+                with open(self.profile_path, "rb") as f:
+                    data = f.read()
+                profile = {"name": Profile.load(self.profile_path).name, "file": self.profile_path,
+                           "sha256": hashlib.sha256(data).hexdigest()}
+            except Exception:  # noqa: BLE001 - the run read it; a file changed since is recorded as unreadable
+                profile = {"name": "unreadable", "file": self.profile_path, "sha256": None}
+        return {"profile": profile, "suites": list(self.suites), "checks": list(self.checks) or ["*"],
+                "seed": self.seed, "max_examples": self.max_examples, "workers": self.workers,
+                "gateway_headers": [name for name, _value in self.headers], "rate_limit": self.rate_limit,
+                "request_timeout": self.request_timeout, "max_response_bytes": self.max_response_bytes,
+                "max_connections": self.max_connections, "allowed_origins": list(self.allowed_origins)}
+
 
 @dataclass
 class RunResult:

@@ -8,7 +8,6 @@ what a conforming implementation answers to a request exactly as prepared; :meth
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import datetime as _dt
 import re
@@ -34,8 +33,8 @@ from validator.request import resolve_operation
 from validator.rules import catalogue
 from validator.spec import Spec
 
-from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, Answer, Expected, Finding, NotExercised,
-                    Outcome, bounded_headers, fingerprint, printable, reason, refused_for)
+from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, SEVERAL_ANSWERS, Answer, Expected, Finding,
+                    NotExercised, Outcome, bounded_headers, fingerprint, printable, reason, refused_for)
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool, GatewayOptions, Unanswered
 from .recorded import record
 from .rules import SCENARIO_RULES
@@ -147,6 +146,9 @@ def curl(base_url: str, request: PreparedRequest, gateway: tuple[tuple[str, str]
     return " ".join(parts)
 
 
+STATUS_UNDECLARED = "status-undeclared"   # the spec's rule for a status its operation does not declare (responses.py)
+
+
 @dataclass
 class Exchange:
     operation: str
@@ -157,6 +159,9 @@ class Exchange:
     # What is wrong with the body of an answer that should have been a refusal (Session.send's refusal_expected):
     # the consequence of the one defect, said in its finding's message, never findings of their own.
     withheld: list[str] = field(default_factory=list)
+    # The spec's "status-undeclared" finding of this answer, if any: withdrawn when the check names the answer it
+    # expected instead (Session.expect) -- one wrong answer is one finding, the check's.
+    undeclared: Finding | None = None
 
     def __post_init__(self) -> None:
         if self.decoded is None:
@@ -579,9 +584,17 @@ class Session:
             return True
         if exchange.withheld:
             message += f" (its body, which should not be there: {'; '.join(exchange.withheld)})"
+        if exchange.undeclared is not None:   # the same wrong status said twice: the check's finding says it once
+            self._withdraw(exchange.undeclared)
+            exchange.undeclared = None
         self.disagree(exchange, rule=rule, ref=ref, expected=expected.describe(), message=message,
                       expectation=expected)
         return False
+
+    def _withdraw(self, finding: Finding) -> None:
+        with self._lock:
+            for outcome in self.outcomes.values():
+                outcome.findings[:] = [f for f in outcome.findings if f is not finding]
 
     def disagree(self, exchange: Exchange | None, *, rule: str, ref: str, expected: str, message: str,
                  operation: str | None = None, response: httpx.Response | None = None,
@@ -594,7 +607,7 @@ class Session:
         if exchange is not None:
             rule, ref, message = self.profile_decision(exchange, rule, ref, message)
         # a finding about several answers (pages, concurrent creations) has no one answer: the message says them
-        described = actual.describe() if exchange is not None or response is not None else "as the message says"
+        described = actual.describe() if exchange is not None or response is not None else SEVERAL_ANSWERS
         files = self._certificate_files(exchange.request) if exchange and about_the_certificate(rule) else {}
         finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, described,
                           actual.excerpt, self.seed,
@@ -612,9 +625,14 @@ class Session:
         # the ids this target issued named by kind, so the same defect has the same fingerprint in every run
         with self._lock:
             named = self._named(expected)
-        finding.fingerprint = fingerprint(op, rule, re.sub(r"#\d+\}", "}", named), finding.actual,
-                                          finding.refused_for)
+        # A success judged by the spec is the same defect whatever message code its body carries (a status read
+        # with a PAYMENT_FAILED note lacks its transactionStatus as every other does): the status alone names it.
+        fact = str(actual.status) if expected == DECLARED_ANSWER and 200 <= (actual.status or 0) < 300 \
+            else finding.actual
+        finding.fingerprint = fingerprint(op, rule, re.sub(r"#\d+\}", "}", named), fact, finding.refused_for)
         self.replayable(finding, exchange, expectation)
+        if exchange is not None and rule == STATUS_UNDECLARED and expected == DECLARED_ANSWER:
+            exchange.undeclared = finding
         outcome = self.outcome(op)
         with self._lock:
             outcome.findings.append(finding)
@@ -626,21 +644,15 @@ class Session:
         return {certificate_file(value): value + "\n" for name, value in request.headers
                 if name.lower() in LEFT_OUT_HEADERS}
 
-    def _without_gateway_headers(self, request: PreparedRequest) -> PreparedRequest:
-        """The request without the run's -H headers: the report keeps no API key (a replay's pool adds its own)."""
-        names = {n.lower() for n, _v in self.gateway.headers}
-        if not names:
-            return request
-        return dataclasses.replace(request, headers=[(n, v) for n, v in request.headers if n.lower() not in names])
-
     def replayable(self, finding: Finding, exchange: Exchange | None, expectation: Expected | None) -> None:
         """What a replay of the finding needs: its request (recorded.record), its judgement in machine form, and
         whether one request re-creates it or only its check, run again, does (and why)."""
         issued, unrecorded = False, ""
         if exchange is not None:
             try:
-                finding.request = record(self._without_gateway_headers(exchange.request), self.identities,
-                                         self.now())
+                finding.request = record(exchange.request, self.identities, self.now(),
+                                         gateway=[n for n, _v in self.gateway.headers],
+                                         also_signed=self.profile.signature_extra_headers)
             except Exception as exc:  # noqa: BLE001 - a request no replay can hold must not break the check
                 unrecorded = f"its request could not be recorded ({type(exc).__name__}: {exc})"
             with self._lock:

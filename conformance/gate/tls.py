@@ -82,7 +82,7 @@ class TlsOptions:
                 context.load_cert_chain(self.cert, self.key)
             except ssl.SSLError as exc:
                 why = ("the key (--tls-key) is not the certificate's" if "KEY_VALUES_MISMATCH" in str(exc) else
-                       f"they are no PEM certificate and unencrypted PEM key: {_reason(exc)}")
+                       f"they are not a PEM certificate and an unencrypted PEM key: {_reason(exc)}")
                 raise TlsConfigError(f"TLS: cannot use the client certificate {self.cert} with the key {self.key}: "
                                      f"{why}") from None
         return context

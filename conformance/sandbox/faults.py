@@ -74,7 +74,9 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
           "a body altered after signing is accepted", "app.refusal (finding filter)",
           hides=("digest-mismatch", "digest-missing", "digest-malformed", "digest-algorithm")),
     Fault(LACK_OF_FUNDS_500, "insufficient funds is 400 PAYMENT_FAILED, never 500 (A7, Errors 4)",
-          "authorising a payment rejected for lack of funds answers 500 SYSTEM_ERROR", "app.refused_reply"),
+          "once a batch run has rejected a payment for lack of funds (RJCT, fundsAvailable false: a debit of the "
+          "nearly empty account NO5297100512347), starting its authorisation again (POST .../authorisations) answers "
+          "500 SYSTEM_ERROR", "app.refused_reply"),
     Fault(PDNG_DELETION_ALLOWED, "deleting a PDNG payment is 409 CONFLICT (A5, A27)",
           "a PDNG payment is cancelled with 204", "lifecycle.Lifecycle.cancel_payment"),
     Fault(PAGINATION_OFF_BY_ONE, "offset counts the transactions skipped before the limit (A22)",

@@ -425,21 +425,33 @@ class Lifecycle:
             day += _dt.timedelta(days=1)
         return due
 
+    def _batch_clock(self, tx: Tx) -> tuple[str | None, bool]:
+        """The instant of the last scheduled run performed on the clock's timeline (None: not started) and whether
+        the clock is on another timeline than the one recorded (set back: the runs start again from its origin)."""
+        if tx.meta("batch-timeline") == self.clock.timeline:
+            return tx.meta("batch-clock"), False
+        origin = self.clock.origin
+        return (None if origin is None else _iso(origin)), True
+
     def catch_up_needed(self, tx: Tx) -> bool:
-        """Whether :meth:`catch_up` would write: a scheduled run is due, or the batch clock is not started. Cheap
-        (one meta read), so a read-only request checks it and reads without the write lock when nothing is due."""
-        last_text = tx.meta("batch-clock")
-        return last_text is None or bool(self._due_runs(last_text, self.clock.now()))
+        """Whether :meth:`catch_up` would write: a scheduled run is due, the batch clock is not started or the clock
+        is on a new timeline. Cheap (two meta reads), so a read-only request checks it and reads without the write
+        lock when nothing is due."""
+        last_text, moved = self._batch_clock(tx)
+        return moved or last_text is None or bool(self._due_runs(last_text, self.clock.now()))
 
     def catch_up(self, tx: Tx) -> None:
-        """Perform the scheduled runs (batch_times, Oslo) the sandbox clock has passed since the last one."""
+        """Perform the scheduled runs (batch_times, Oslo) the sandbox clock has passed since the last one on its
+        timeline (clock.py: a clock set back starts a new one, from the instant it was set to)."""
         now = self.clock.now()
-        last_text = tx.meta("batch-clock")
+        last_text, moved = self._batch_clock(tx)
+        if moved:
+            tx.set_meta("batch-timeline", self.clock.timeline)
         if last_text is None:
             tx.set_meta("batch-clock", _iso(now))
             return
         due = self._due_runs(last_text, now)
         for at in due:
             self.batch_run(tx, at)
-        if due:
+        if due or moved:
             tx.set_meta("batch-clock", _iso(now))

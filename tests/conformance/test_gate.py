@@ -145,7 +145,7 @@ def test_conform_writes_reports_and_exits_0_when_clean(tmp_path):
     cases = [(c.get("classname"), c.get("name")) for c in suites.iter("testcase")]
     assert ("security.security:unsigned", "createSepaCreditTransfer") in cases
     page = (tmp_path / "conform.html").read_text(encoding="utf-8")
-    assert "obvalidate conform: PASS" in page and "<script" not in page and "http" in page
+    assert "obvalidate conform: PASS" in page and page.count("<script") == 1 and "http" in page   # its own filter
     coverage = json.loads((tmp_path / "coverage.json").read_text(encoding="utf-8"))
     assert "A8" in coverage["decisions"]["exercised"] and "A30" in coverage["decisions"]["exercised"]
     assert coverage["rules"]["not_exercised"], "coverage says which rules the run did not reach"

@@ -146,7 +146,71 @@ def test_the_fixtures_in_a_tpp_project(tmp_path):
     summary = done.stdout.splitlines()[-1]
     assert "7 passed" in summary and "2 errors" in summary and "failed" not in summary, done.stdout + done.stderr
     assert "ob_faults: unknown fault switch no-such-switch" in done.stdout
+    assert "During handling of the above exception" not in done.stdout   # the message once, not chained twice
     assert "ob_now: not an ISO 8601 instant: 'yesterday'" in done.stdout
+
+
+CLOCKS_PROJECT = '''
+import time
+
+import pytest
+
+SEPA = {"payment-service": "payments", "payment-product": "sepa-credit-transfers"}
+
+
+def pending(ob_sandbox, ob_client):
+    """A payment of Kari's for today authorised on the SCA page: PDNG, waiting for the next batch run."""
+    body = {**ob_client.default_body("createSepaCreditTransfer"),
+            "requestedExecutionDate": ob_sandbox.today().isoformat(), "instructedAmount": {"amount": "1.50", "currency": "EUR"}}
+    created = ob_client.call("createSepaCreditTransfer", query={"allowLogicalDuplicate": "true"}, body=body)
+    pid = created.json()["paymentId"]
+    started = ob_client.call("startPaymentAuthorisation", path={**SEPA, "paymentId": pid},
+                             headers={"TPP-Redirect-URI": "https://tpp.example.no/cb", "TPP-Session-ID": "s-1"})
+    assert ob_sandbox.authorise(started, "13039319955").succeeded
+    assert status(ob_client, pid) == "PDNG"
+    return pid
+
+
+def status(ob_client, pid):
+    return ob_client.call("getPaymentStatus", path={**SEPA, "paymentId": pid}).json()["transactionStatus"]
+
+
+@pytest.mark.ob_now("2031-03-20T08:30:00+01:00", frozen=True)
+def test_a_later_day_first(ob_sandbox, ob_client):
+    pid = pending(ob_sandbox, ob_client)
+    time.sleep(0.3)
+    assert ob_sandbox.now().isoformat() == "2031-03-20T07:30:00+00:00"      # frozen: no time passed
+    ob_sandbox.set_clock("2031-03-20T09:05:00+01:00")                      # past the 09:00 run
+    assert status(ob_client, pid) == "ACSC"
+
+
+@pytest.mark.ob_now("2031-03-14T08:59:58+01:00", frozen=False)
+def test_an_earlier_day_after_it_gets_its_run(ob_sandbox, ob_client):
+    pid = pending(ob_sandbox, ob_client)
+    deadline = time.monotonic() + 8
+    while status(ob_client, pid) != "ACSC":                                # the clock runs past 09:00 by itself
+        assert time.monotonic() < deadline, f"still PDNG at {ob_sandbox.now()}"
+        time.sleep(0.2)
+
+
+def test_the_session_clock_is_frozen(ob_sandbox):
+    first = ob_sandbox.now()
+    time.sleep(0.3)
+    assert ob_sandbox.now() == first
+'''
+
+
+def test_batch_runs_follow_each_tests_clock_in_either_order(tmp_path):
+    """Issue 29, point 4: the scheduled runs follow the clock a test sets, whatever the tests before it did to the
+    clock -- a test whose day is earlier than the last test's still gets its 09:00 run (it was "still PDNG") -- and
+    a frozen clock moves only when the test moves it."""
+    (tmp_path / "test_clocks.py").write_text(CLOCKS_PROJECT, encoding="utf-8")
+    for order in (("test_a_later_day_first", "test_an_earlier_day_after_it_gets_its_run"),
+                  ("test_an_earlier_day_after_it_gets_its_run", "test_a_later_day_first")):
+        done = pytest_run("-q", "--ob-sandbox-clock", "frozen", "-p", "no:randomly",
+                          *(f"test_clocks.py::{name}" for name in (*order, "test_the_session_clock_is_frozen")),
+                          cwd=tmp_path)
+        assert re.search(r"\b3 passed\b", done.stdout.splitlines()[-1]), done.stdout + done.stderr
 
 
 def test_a_wrong_session_instant_stops_the_run(tmp_path):
@@ -160,7 +224,7 @@ def test_the_readme_example_runs_as_written():
     the SCA page walked, a batch run and the booking read, run by pytest as a TPP runs it."""
     done = pytest_run("examples/test_tpp_client.py", cwd=ROOT)  # the repository's addopts: -q
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"\b6 passed\b", done.stdout.splitlines()[-1]), done.stdout
+    assert re.search(r"\b7 passed\b", done.stdout.splitlines()[-1]), done.stdout
 
 
 def test_the_readme_shows_the_example_file_whole():

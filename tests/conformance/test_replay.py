@@ -18,9 +18,10 @@ from validator.context import DEFAULT_PROFILE
 from validator.spec import load_spec
 
 # One finding a request re-creates (a tampered body the sandbox accepts) and one only its scenario re-creates (a
-# creation answered 200: the lifecycle's later steps depend on it).
+# creation answered 200: the lifecycle's later steps depend on it), and one the spec's declared answers judge (a
+# status without its transactionStatus).
 CHECKS = "security:tampered-body,stateful:lifecycle"
-FAULTS = ("--fault", F.DIGEST_NOT_CHECKED, "--fault", F.CREATED_200)
+FAULTS = ("--fault", F.DIGEST_NOT_CHECKED, "--fault", F.CREATED_200, "--fault", F.STATUS_MISSING)
 
 
 @pytest.fixture(scope="module")

@@ -92,7 +92,7 @@ def test_answer_headers_are_kept_bounded_and_escaped_in_every_format(tmp_path):
     failure = next(f for f in suites.iter("failure") if "sl-violations" in (f.text or ""))
     assert unsigned["fingerprint"] in failure.get("message") and "must have signature" in failure.text
     page = (tmp_path / "conform.html").read_text(encoding="utf-8")
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and page.count("<script") == 1   # the page's own filter
     assert "must have signature" in page
 
 
@@ -108,7 +108,7 @@ def test_not_exercised_is_counted_by_reason_in_every_summary(tmp_path):
     page = (tmp_path / "conform.html").read_text(encoding="utf-8")
     for reason, count in by_reason.items():
         assert f"not exercised, {count} × {reason}" in done.output
-        assert f"<tr><td>{count}</td><td>{reason}" in page.replace("&#x27;", "'")
+        assert f'<tr><td class="n">{count}</td><td>{reason}' in page.replace("&#x27;", "'")
 
 
 def _created_200(seed: int):

@@ -167,8 +167,8 @@ def test_a_target_saying_why_with_a_tls_alert(pki, alerting):
 
 @pytest.mark.parametrize("mistake, message", [
     ("missing-key", "TLS: cannot read the client key (--tls-key) {missing}: No such file or directory"),
-    ("garbage-key", "TLS: cannot use the client certificate {cert} with the key {garbage}: they are no PEM "
-                    "certificate and unencrypted PEM key"),
+    ("garbage-key", "TLS: cannot use the client certificate {cert} with the key {garbage}: they are not a PEM "
+                    "certificate and an unencrypted PEM key"),
     ("other-key", "TLS: cannot use the client certificate {cert} with the key {other}: the key (--tls-key) is not "
                   "the certificate's"),
     ("garbage-bundle", "TLS: the CA bundle {garbage} holds no usable PEM certificate"),
@@ -297,9 +297,76 @@ def test_no_proxy_keeps_loopback_direct(pki, mtls, proxy, monkeypatch):
     assert proxy.tunnels == []
 
 
-def test_replay_refuses_the_tls_options_it_does_not_take_yet(pki, tmp_path):
+# A staging host behind mTLS and a gateway whose profile has the gateway's header signed: a finding from there is
+# replayed there, re-signed as the profile has requests signed (a Signature leaving the header out is refused).
+CLIENT_ID = "X-IBM-Client-Id: 6f1c2b0e-obvalidate"
+SIGNED_GATEWAY_PROFILE = "gateway-headers: [X-IBM-Client-Id]\nsignature: {extra-headers: [X-IBM-Client-Id]}\n"
+
+
+def _staging(pki, profile, *faults: str) -> ReferenceServer:
+    return ReferenceServer(faults=faults, profile=profile, tls=ServerTls(str(pki.server_cert), str(pki.server_key),
+                                                                        str(pki.ca.cert))).start()
+
+
+def test_replay_over_mutual_tls_with_a_gateway_header(pki, tmp_path):
+    from conformance.sandbox import faults as F
+    from validator.context import Profile
+
+    profile_path = tmp_path / "profile.yaml"
+    profile_path.write_text(SIGNED_GATEWAY_PROFILE, encoding="utf-8")
+    profile = Profile.load(str(profile_path))
+    connection = [*client_options(pki), "--ca-bundle", str(pki.ca.cert), "-H", CLIENT_ID,
+                  "--profile", str(profile_path), "--rate-limit", "50", "--request-timeout", "20"]
+    faulty = _staging(pki, profile, F.DIGEST_NOT_CHECKED)
+    try:
+        result = gate(faulty.url, *connection, "--report-dir", str(tmp_path), checks="security:tampered-body")
+        assert result.exit_code == 1, result.output[-3000:]
+        report = json.loads((tmp_path / "conform.json").read_text(encoding="utf-8"))
+        assert "6f1c2b0e" not in json.dumps(report["findings"])           # the gateway's value is not recorded
+        assert any(f["replay"] == {"by": "request"} for f in report["findings"])
+        again = CliRunner().invoke(conform, ["--target", faulty.url, *connection, "--format", "json",
+                                             "--replay", str(tmp_path / "conform.json")])
+        assert again.exit_code == 1, again.output[-3000:]
+        assert {v["status"] for v in json.loads(again.output)} == {"still failing"}, again.output
+    finally:
+        faulty.stop()
+    faithful = _staging(pki, profile)
+    try:
+        fixed = CliRunner().invoke(conform, ["--target", faithful.url, *connection, "--format", "json",
+                                             "--replay", str(tmp_path / "conform.json")])
+        assert fixed.exit_code == 0, fixed.output[-3000:]
+        verdicts = json.loads(fixed.output)
+        assert verdicts and {v["status"] for v in verdicts} == {"fixed"}, fixed.output
+        assert {v["by"] for v in verdicts} >= {"request"}
+    finally:
+        faithful.stop()
+
+
+def test_replay_without_the_client_certificate_says_so_once(pki, mtls, tmp_path):
     report = tmp_path / "conform.json"
     report.write_text('{"findings": []}')
-    result = CliRunner().invoke(conform, ["--target", "https://127.0.0.1:9", "--replay", str(report),
-                                          *client_options(pki)])
-    assert result.exit_code == 2 and "--replay does not take the TLS options" in result.output, result.output
+    result = CliRunner().invoke(conform, ["--target", mtls.url, "--ca-bundle", str(pki.ca.cert), "--replay",
+                                          str(report)])
+    refused(result, REQUIRED)
+
+
+# ---------------------------------------------------------------- edge-cases reaches the same host the same way
+def test_edge_cases_over_mutual_tls_with_a_gateway_header(pki, mtls, tmp_path):
+    from conformance.edges.cli import edge_cases
+
+    options = ["--target", mtls.url, "--kind", "sepa-credit-transfer", "--max-examples", "1", "-H", CLIENT_ID,
+               "--rate-limit", "200"]
+    refused(CliRunner().invoke(edge_cases, [*options, "--ca-bundle", str(pki.ca.cert), "--out", str(tmp_path / "no")]),
+            REQUIRED)
+    result = CliRunner().invoke(edge_cases, [*options, *client_options(pki), "--insecure",
+                                             "--out", str(tmp_path / "edges")])
+    assert result.exit_code == 0, result.output[-3000:]
+    report = json.loads((tmp_path / "edges" / "report.json").read_text(encoding="utf-8"))
+    sent = [c for c in report["cases"] if c.get("actual")]
+    assert len(sent) > 100 and all(c["agree"] for c in sent), result.output
+    curls = [c["curl"] for c in sent]
+    assert all('"${TARGET:?' in c and str(mtls.port) not in c for c in curls)   # the target as a variable
+    assert all(f"--cert {pki.client_cert}" in c and "X-IBM-Client-Id" in c and "6f1c2b0e" not in c for c in curls)
+    markdown = (tmp_path / "edges" / "report.md").read_text(encoding="utf-8")
+    assert "export TARGET=" + mtls.url in markdown and "not verified (--insecure)" in markdown   # as it warned
+    assert report["tls"] == {"client_certificate": str(pki.client_cert), "ca_bundle": None, "verified": False}

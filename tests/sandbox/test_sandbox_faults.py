@@ -286,3 +286,10 @@ def test_each_switch_is_consulted_at_exactly_one_place():
         assert uses == [] or uses == [f"{module}.py"], f"{name}: registry says {F.FAULTS[name].where}"
     filters = [f for f, text in sources.items() for _ in re.finditer(r"\.hidden_rules\b", text)]
     assert filters == ["app.py"]
+
+
+def test_the_lack_of_funds_fault_says_when_the_500_comes():
+    """Issue 29, item 13: the description names the moment (its authorisation started again after the batch run
+    rejected it) and the nearly empty account of the fixed test data by its IBAN."""
+    bug = F.FAULTS[F.LACK_OF_FUNDS_500].bug
+    assert testdata.NEARLY_EMPTY["iban"] in bug and "authorisation again" in bug and "500" in bug

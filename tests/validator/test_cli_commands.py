@@ -55,3 +55,26 @@ def test_spec_check():
     result = run("spec", "check")
     assert result.exit_code == 0
     assert "valid OpenAPI 3.1.0" in result.output
+
+
+# ---- issue 29, item 11: typos get "did you mean"; explain marks where the bad example differs
+def test_a_misspelt_kind_or_command_gets_did_you_mean(tmp_path):
+    runner = CliRunner()
+    kind = runner.invoke(main, ["--kind", "bulk-paymnt", "x.json"])
+    assert kind.exit_code == 2 and "unknown kind 'bulk-paymnt'; did you mean 'bulk-payment'? The kinds:" in kind.output
+    for typo, command in (("sandbx", "sandbox"), ("conformm", "conform"), ("explian", "explain")):
+        done = runner.invoke(main, [typo, "serve"])
+        assert done.exit_code == 2 and f"did you mean the command '{command}'" in done.output, done.output
+    missing = runner.invoke(main, [str(tmp_path / "payload.json")])
+    assert missing.exit_code == 2 and "did you mean" not in missing.output
+
+
+def test_explain_marks_the_lines_where_the_bad_example_differs():
+    done = CliRunner().invoke(main, ["explain", "kid-invalid"])
+    assert done.exit_code == 0, done.output
+    bad = done.output.split("Bad example", 1)[1]
+    assert "» marks the lines that differ from the good example" in bad.splitlines()[0]
+    marked = [line for line in bad.splitlines() if line.startswith("» ")]
+    assert marked and all('"reference"' in line or "referenceType" in line or "amount" in line for line in marked), \
+        marked
+    assert "» " not in done.output.split("Bad example", 1)[0]

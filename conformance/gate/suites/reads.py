@@ -11,7 +11,7 @@ import base64
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..model import NO_TEST_DATA, SETUP_FAILED, Expected, NotExercised, check, reason
+from ..model import NO_TEST_DATA, SETUP_FAILED, Expected, NotExercised, check, reason, said
 from ..session import Exchange, Session
 from .data import BULK, MAX_ACCOUNTS_READ, PERIODIC, SEPA, WHERE, bulk_body, sandbox_resources, sepa_body
 
@@ -82,14 +82,14 @@ def differences(sent: dict, read: Any) -> list[str]:
     def entry(prefix: str, mine: dict, theirs: Any) -> None:
         theirs = theirs if isinstance(theirs, dict) else {}
         if "instructedAmount" in mine and _amount(mine["instructedAmount"]) != _amount(theirs.get("instructedAmount")):
-            found.append(f"{prefix}/instructedAmount {theirs.get('instructedAmount')!r}, created as "
-                         f"{mine['instructedAmount']!r}")
+            found.append(f"{prefix}/instructedAmount {said(theirs.get('instructedAmount'))}, created as "
+                         f"{said(mine['instructedAmount'])}")
         for name in ACCOUNT_FIELDS:
             if name in mine and _account(mine[name]) != _account(theirs.get(name)):
-                found.append(f"{prefix}/{name} {theirs.get(name)!r}, created as {mine[name]!r}")
+                found.append(f"{prefix}/{name} {said(theirs.get(name))}, created as {said(mine[name])}")
         for name in ENTRY_FIELDS:
             if name in mine and mine[name] != theirs.get(name):
-                found.append(f"{prefix}/{name} {theirs.get(name)!r}, created as {mine[name]!r}")
+                found.append(f"{prefix}/{name} {said(theirs.get(name))}, created as {said(mine[name])}")
 
     entry("", sent, read)
     if isinstance(sent.get("payments"), list):

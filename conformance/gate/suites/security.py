@@ -15,7 +15,7 @@ from validator.signing import SignableRequest, sign_request
 from validator.signing.digest import compute_digest
 from validator.signing.keyid import format_key_id
 
-from ..model import SETUP_FAILED, Expected, NotExercised, check, reason
+from ..model import SETUP_FAILED, Expected, NotExercised, check, reason, said
 from ..session import Session
 from .data import REDIRECT, SEPA, SESSION_ID, UNKNOWN_REFERENCE, sepa_body
 
@@ -223,6 +223,7 @@ def foreign_payment(session: Session) -> None:
     owner = session.client("tpp")
     before = session.call(owner, "getPaymentStatus", path=where)
     was = before.object().get("transactionStatus") if before.answer.status == 200 else None
+    refused = True   # every request of the intruder refused: then, and only then, its payment must be unchanged
     for operation, options in (
         ("getPaymentStatus", {}),
         ("getPayment", {}),
@@ -230,15 +231,18 @@ def foreign_payment(session: Session) -> None:
         ("deletePayment", {}),
     ):
         exchange = session.call(intruder, operation, path=where, refusal_expected=True, **options)
-        session.expect(exchange, NOT_THERE, rule=FOREIGN_RULE, ref="A28",
-                       message=f"{operation} of another TPP's payment answered {exchange.answer.describe()}")
+        refused &= session.expect(exchange, NOT_THERE, rule=FOREIGN_RULE, ref="A28",
+                                  message=f"{operation} of another TPP's payment answered {exchange.answer.describe()}")
     exchange = session.call(intruder, "createSigningBasket", body={"paymentIds": [pid]}, refusal_expected=True)
-    session.expect(exchange, UNKNOWN_REFERENCE, rule=FOREIGN_RULE, ref="A28",
-                   message=f"a basket of another TPP's payment answered {exchange.answer.describe()}")
+    refused &= session.expect(exchange, UNKNOWN_REFERENCE, rule=FOREIGN_RULE, ref="A28",
+                              message=f"a basket of another TPP's payment answered {exchange.answer.describe()}")
+    if not refused:   # a cancellation or authorisation the intruder got through changes it: a consequence, said
+        return
     # Changed by the intruder: RCVD before its attempts (a new payment, A23) and another status after. A status
-    # that was not RCVD before them (a mock's canned status) is no sign of the intruder.
+    # that was not RCVD before them (a mock's canned status) is no sign of the intruder; a status answer without its
+    # status is the spec's finding (schema-required), never another TPP's doing.
     status = session.call(owner, "getPaymentStatus", path=where)
     now = status.object().get("transactionStatus") if status.answer.status == 200 else None
     if was == "RCVD" and now is not None and now != was:
         session.disagree(status, rule=FOREIGN_RULE, ref="A28", expected="RCVD",
-                         message=f"another TPP changed the payment: its status is {now}")
+                         message=f"another TPP changed the payment: its status is {said(now)}")
