@@ -550,8 +550,10 @@ def initialize(s: Sandbox, tx: Tx, c: Checked) -> Reply:
 
 
 def list_customers(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    return Reply(200, [s.data.customer_view(tx, customer, with_accounts=c.query.get("withAccounts", True),
-                                            with_agreements=c.query.get("withAgreements", True))
+    defaults = s.data.data.listing_defaults  # the data set's: a bank may list accounts only on request
+    return Reply(200, [s.data.customer_view(tx, customer,
+                                            with_accounts=c.query.get("withAccounts", defaults["withAccounts"]),
+                                            with_agreements=c.query.get("withAgreements", defaults["withAgreements"]))
                        for customer in tx.customers()])
 
 
