@@ -283,3 +283,19 @@ def test_a_bank_listing_accounts_only_on_request_is_gated_whole_with_its_test_da
     assert not result.findings, describe(result)
     assert {(o.check, o.status) for o in result.outcomes if o.status != "passed"} == set()
     assert {o.check for o in result.outcomes} == {c.id for c in selected(("stateful",))}
+
+
+def test_conform_takes_the_test_data_and_serves_it_on_the_reference_target(tmp_path):
+    from click.testing import CliRunner
+
+    from conformance.gate.cli import conform
+
+    bank = written(tmp_path, on_request(without(other_bank(), cards=True)))
+    run_ = CliRunner().invoke(conform, ["--target", "reference", "--test-data", str(bank), "--suite", "stateful",
+                                       "--check", "stateful:lifecycle,stateful:pagination", "-q"])
+    # the sandbox served the file's data (no card account), the gate found its EUR account listed only on request
+    assert run_.exit_code == 0, run_.output
+    assert "stateful:pagination" in run_.output and "card account" in run_.output
+    broken = written(tmp_path, {**other_bank(), "customerListing": {"withAccounts": "no"}}, "broken.json")
+    refused = CliRunner().invoke(conform, ["--target", "reference", "--test-data", str(broken)])
+    assert refused.exit_code == 2 and "customerListing" in refused.output
