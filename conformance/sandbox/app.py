@@ -153,6 +153,8 @@ def refusal(findings: list[Finding], faults: F.ActiveFaults, op: Operation | Non
     if F.SIGNED_HEADERS_PARTIAL in faults:  # the verifier's message names the unsigned header first
         errors = [f for f in errors if f.rule != "signature-headers-incomplete"
                   or f.message.startswith(("X-Request-ID ", "Date ", "Digest "))]
+    if F.KEYID_SERIAL_NOT_CHECKED in faults:  # the verifier says which part of the keyId does not match
+        errors = [f for f in errors if f.rule != "signature-keyid-mismatch" or not f.message.startswith("keyId serial ")]
     if not errors:
         return None
     rank = {s: i for i, s in enumerate(STATUS_PRIORITY)}

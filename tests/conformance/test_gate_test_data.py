@@ -16,6 +16,7 @@ from conformance.gate.session import Identities
 from conformance.gate.target import ReferenceServer
 from conformance.sandbox import testdata
 from validator.context import Profile
+from gate_helpers import serve
 
 ON_REQUEST = {"withAccounts": False, "withAgreements": False}   # the listing's defaults of a bank (the document's open)
 
@@ -217,21 +218,12 @@ def test_where_the_data_lacks_an_account_the_gate_creates_its_own(identities, tm
     assert fodselsnummer.is_valid(own["customerNumber"]) and len(own["accounts"]) == 2
 
 
-class RefusedListing:
-    """The reference sandbox behind a gateway that refuses the customer listing (403 CERTIFICATE_BLOCKED)."""
-
-    def __init__(self, app) -> None:
-        self.app = app
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http" and scope["path"] == "/v1/sandbox/customers" and scope["method"] == "GET":
-            body = json.dumps({"tppMessages": [{"category": "ERROR", "code": "CERTIFICATE_BLOCKED",
-                                                "text": "this TPP may not list customers"}]}).encode()
-            await send({"type": "http.response.start", "status": 403,
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
-            return
-        await self.app(scope, receive, send)
+def refuse_listing(method, path, headers):
+    """A gateway refusing this TPP the customer listing (403 CERTIFICATE_BLOCKED)."""
+    if method == "GET" and path == "/v1/sandbox/customers":
+        return 403, "application/json", json.dumps({"tppMessages": [{
+            "category": "ERROR", "code": "CERTIFICATE_BLOCKED", "text": "this TPP may not list customers"}]}).encode(), {}
+    return None
 
 
 @pytest.mark.parametrize("creation", [True, False], ids=["creation", "no-creation"])
@@ -240,10 +232,8 @@ def test_a_refused_listing_is_said_as_such(identities, tmp_path, creation):
     (403 CERTIFICATE_BLOCKED)", never "the target's sandbox data has no ..."; a payer the gate can create still
     lets the payment scenarios run."""
     bank = on_request(other_bank())
-    server = ReferenceServer(test_data=testdata.load(written(tmp_path, bank)),
-                             profile=None if creation else Profile.from_mapping({"absent-operations": NO_CREATION}))
-    server.server.config.app = RefusedListing(server.server.config.app)
-    server.start()
+    server = serve(refuse_listing, test_data=testdata.load(written(tmp_path, bank)),
+                   profile=None if creation else Profile.from_mapping({"absent-operations": NO_CREATION}))
     try:
         result = gate(server.url, NEEDS, identities, profile_file=None if creation else profile(tmp_path))
     finally:
