@@ -85,3 +85,43 @@ def test_header_oversized_fills_a_header_without_negotiation_meaning(identities)
                   answer=lambda m, p, h: (500, "text/plain", b"boom", {}) if len(h.get("psu-user-agent", "")) > 8192
                   else None)
     assert {f.check for f in broken.findings} == set(check), describe(broken)
+
+
+def test_a_realistic_payment_holds_only_values_every_reading_accepts():
+    """The base of every "break one rule" case: non-empty names, one to three payments, every account in the
+    payment's own currency (a bank may refuse a euro transfer from an account it holds in another)."""
+    import datetime as dt
+
+    from hypothesis import HealthCheck, given, settings
+
+    from conformance.generate import valid_payloads
+
+    @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(bulk=valid_payloads("bulk-payment", today=dt.date(2026, 7, 1), realistic=True),
+           sepa=valid_payloads("sepa-credit-transfer", today=dt.date(2026, 7, 1), realistic=True))
+    def check(bulk, sepa):
+        assert {sepa["debtorAccount"]["currency"], sepa["creditorAccount"]["currency"]} == {"EUR"}
+        assert {bulk["debtorAccount"]["currency"], *(p["creditorAccount"]["currency"] for p in bulk["payments"])} \
+            == {"NOK"}
+        assert 1 <= len(bulk["payments"]) <= 3
+
+    check()
+
+
+def test_an_alias_is_a_case_of_its_own_never_part_of_a_valid_control(identities):
+    """A target knowing only the published x-accept-fix names, refusing any other (A18 leaves aliases open): the
+    valid controls send none, so they pass; the alias is accept-fix-unknown's own control, reported there."""
+    from validator.spec import load_spec
+
+    published = set(load_spec().schema("AcceptFixName")["enum"])
+
+    def published_only(method, path, headers):
+        names = [n.strip() for n in headers.get("x-accept-fix", "").split(",") if n.strip()]
+        if any(n not in published for n in names):
+            return 400, "application/json", b'{"tppMessages":[{"category":"ERROR","code":"FORMAT_ERROR"}]}', {}
+        return None
+
+    result = gate(identities, answer=published_only, suites=("semantic",),
+                  checks=("semantic:valid-control", "semantic:accept-fix-unknown"))
+    assert {f.check for f in result.findings} == {"semantic:accept-fix-unknown"}, describe(result)
+    assert any("longer-names" in f.message or "alias" in f.message for f in result.findings), describe(result)
