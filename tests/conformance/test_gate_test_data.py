@@ -148,12 +148,13 @@ def test_data_listed_only_on_request_is_found(identities, tmp_path, with_test_da
     bank = on_request(other_bank())
     server = served(bank, tmp_path)
     try:
-        result = gate(server.url, NEEDS, identities, test_data=written(tmp_path, bank) if with_test_data else None)
+        result = gate(server.url, NEEDS + ("stateful:read-back",), identities,
+                      test_data=written(tmp_path, bank) if with_test_data else None)
     finally:
         server.stop()
     assert not result.findings, describe(result)
     assert not not_exercised(result)
-    assert {o.check for o in result.outcomes if o.status == "passed"} == set(NEEDS)
+    assert {o.check for o in result.outcomes if o.status == "passed"} == set(NEEDS) | {"stateful:read-back"}
 
 
 def test_an_account_without_transactions_is_usable(identities, tmp_path):
@@ -194,6 +195,27 @@ def test_data_that_does_not_exist_is_not_exercised_with_that_reason(identities, 
     assert not result.findings, describe(result)
     assert list(not_exercised(result)) == [check]
     assert not_exercised(result)[check].startswith(said), not_exercised(result)
+
+
+def test_no_account_at_all_is_said_for_each_check_needing_one(identities, tmp_path):
+    """Customers without any account or card account, and no creation operations: each check needing one says
+    which, the transaction lists of stateful:read-back included."""
+    bank = {**without(on_request(other_bank()), cards=True), "accounts": [], "accountTransactions": {}}
+    server = served(bank, tmp_path, profile=Profile.from_mapping({"absent-operations": NO_CREATION}))
+    try:
+        result = gate(server.url, NEEDS + ("stateful:read-back",), identities, profile_file=profile(tmp_path))
+    finally:
+        server.stop()
+    assert not result.findings, describe(result)
+    reasons = {(o.check, o.operation): o.reason for o in result.outcomes if o.status == "not-exercised"}
+    assert reasons == {
+        ("stateful:lifecycle", "-"): f"{NO_TEST_DATA} EUR account whose iban it shows (in its listing, its "
+                                     "transactions or --test-data), and the gate could not create one",
+        ("stateful:lack-of-funds", "-"): f"{NO_TEST_DATA} NOK account whose bban it shows (in its listing, its "
+                                         "transactions or --test-data), and the gate could not create one",
+        ("stateful:pagination", "-"): f"{NO_TEST_DATA} card account",
+        ("stateful:read-back", "listSandboxAccountTransactions"): f"{NO_TEST_DATA} account",
+        ("stateful:read-back", "listSandboxCardTransactions"): f"{NO_TEST_DATA} card account"}, reasons
 
 
 def test_where_the_data_lacks_an_account_the_gate_creates_its_own(identities, tmp_path):
