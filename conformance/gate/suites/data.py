@@ -259,11 +259,11 @@ def sandbox_resources(session: Session) -> Resources:
         exchange = session.require(session.client(), "listSandboxCustomers", query=LISTING_SWITCHES)
     except NotExercised as absent:   # what needs an account says so, unless --test-data or a creation gives one
         refused = str(absent)
-    if exchange is not None and exchange.answer.status != 200:
-        refused = f"the listing was refused ({exchange.answer.describe()})"
-    elif exchange is not None and exchange.decoded.why_not:
+    if exchange is not None and exchange.decoded.why_not:
         # an answer the gate cannot read: what needs the test data says why, not "none"
         refused = f"the target's test data could not be read: {exchange.decoded.why_not}"
+    elif exchange is not None and exchange.answer.status != 200:
+        refused = f"the listing was refused ({exchange.answer.describe()})"
     listed = exchange.json() if exchange is not None and not refused else []
     customers, shown = [], []
     for c in listed if isinstance(listed, list) else []:
