@@ -128,8 +128,7 @@ def _control_first(session: Session, client: SignedClient, operation: str, build
         response = client.send_prepared(request)
         session.record_case(operation, request)
         session.outcome(operation).cases += 1
-        refused[operation] = None if _accepted(response.status_code) else \
-            f"the valid control was refused ({_refusal(response)})"
+        refused[operation] = _control_problem(response)
         if refused[operation] is None and response.status_code not in success:
             # accepted with another status (200 for 201): a finding about that answer, once; the mutations still run
             exchange = session.exchange(operation, request, response)
@@ -140,9 +139,14 @@ def _control_first(session: Session, client: SignedClient, operation: str, build
         raise NotExercised(refused[operation])
 
 
-def _accepted(status: int) -> bool:
-    """A 2xx: the request was accepted, whatever status the spec declares for it (another one is judged apart)."""
-    return 200 <= status < 300
+def _control_problem(response) -> str | None:
+    """Why a valid control does not show the target accepting the request, or None: any 2xx with a body the gate can
+    read is accepted, whatever status the spec declares for it (another one is judged apart); an answer it cannot
+    read shows nothing (a mock's 100,000-deep JSON to everything)."""
+    if not 200 <= response.status_code < 300:
+        return f"the valid control was refused ({_refusal(response)})"
+    why_not = decode(response.content).why_not
+    return f"the valid control's answer could not be read ({why_not})" if why_not else None
 
 
 def _search(session: Session, client: SignedClient, operation: str, rule_id: str | None, what: str, build,
@@ -195,8 +199,9 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
             control_response = client.send_prepared(control)
             sent += 1
             session.record_case(operation, control)
-            if not _accepted(control_response.status_code):
-                control_refused.append(f"the valid control was refused ({_refusal(control_response)})")
+            problem = _control_problem(control_response)
+            if problem:
+                control_refused.append(problem)
                 return
         if not agrees:
             rule = rule_id or (errors[0].rule if errors else CONTROL)
