@@ -52,7 +52,8 @@ from the simplest value: an empty creditorName, a bulk with no payments): free t
 and a few marks, never at its maxLength; numbers from 1 where their range allows; arrays of 1 to 3 items; a payment's
 account references in its instructed currency. The conformance gate starts every "break exactly
 one rule" case from such a payload, so that a target refusing a boundary value cannot pass that refusal off as its
-answer to the rule under test; its valid controls keep the full range, where such a refusal is reported as what it is.
+answer to the rule under test; its valid controls are such payloads too, and the boundary values are a case of their own,
+where such a refusal is reported as what it is.
 
 Usage::
 

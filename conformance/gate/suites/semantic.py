@@ -18,8 +18,9 @@ Every mutation starts from a realistic request (:mod:`conformance.generate`'s ``
 names, 1 to 3 payments; a fresh X-Request-ID per call), and a valid control of that kind is sent first, once per
 run and operation: where the target refuses it, the operation's mutation checks are "not exercised: the valid
 control was refused (status, code, message)" instead of a finding per mutation that blames the rule under test. A
-disagreement is also checked against the unmutated request it was made from. The valid controls themselves keep the
-full range of valid values, boundaries included, so a refused boundary value is reported once, as what it is.
+disagreement is also checked against the unmutated request it was made from. The valid controls hold only values every
+reading accepts; the boundary values the schema allows (an empty name, a bulk without payments) are sent as a case of
+their own, never the base of another, so a refused boundary value is reported once, as what it is.
 
 One check per mutated rule (``semantic:<rule id>``) and one for the valid controls (``semantic:valid-control``:
 valid payloads, and valid optional headers: a national identity number (a synthetic test number, month + 80, is
@@ -237,9 +238,9 @@ def probe(session: Session, operation: str, kind: str, rule_id: str | None) -> i
 
     def build(data: st.DataObject):
         if rule_id is None:
-            # the valid controls keep the full range, boundaries included (an empty name, an empty bulk): a target
-            # refusing one is reported here, once, as the valid request it refused
-            MUTATION_STATE.today, MUTATION_STATE.realistic = today, False
+            # a valid control holds only values every reading accepts (realistic); the boundary values the schema
+            # allows (an empty name, an empty bulk) are a case of their own (_boundary_control), reported as such
+            MUTATION_STATE.today, MUTATION_STATE.realistic = today, True
             payload = data.draw(payloads(kind), label="valid payload")
             return client.prepare(operation, body=json.loads(json.dumps(payload)), **where), None, None
         original, mutant = mutate(rule_id, kind, data, today=today, realistic=True)
