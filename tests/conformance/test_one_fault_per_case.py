@@ -56,9 +56,10 @@ def test_the_keyid_is_broken_one_part_at_a_time(identities):
 
 
 def test_a_control_accepted_with_another_2xx_is_a_finding_not_a_refusal(identities):
-    """Creations answered 200 instead of 201: the control's answer is a finding, and the mutation checks still run
-    (before, every one was "not exercised: the valid control was refused (200)")."""
-    checks = ("semantic:amount-minor-units", "semantic:remittance-exclusive")
+    """Creations answered 200 instead of 201: the control's answer is a finding, and the mutation checks still run,
+    the basket's on a payment created with 200 too (before, every one was "not exercised: the valid control was
+    refused (200)")."""
+    checks = ("semantic:amount-minor-units", "semantic:remittance-exclusive", "semantic:accept-fix-required")
     result = gate(identities, faults=(F.CREATED_200,), suites=("semantic",), checks=checks)
     assert not [o for o in result.outcomes if o.status == "not-exercised"], outcomes(result)
     accepted = [f for f in result.findings if f.rule == "valid-control"]
