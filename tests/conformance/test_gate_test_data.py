@@ -220,7 +220,7 @@ def test_no_account_at_all_is_said_for_each_check_needing_one(identities, tmp_pa
 
 def test_where_the_data_lacks_an_account_the_gate_creates_its_own(identities, tmp_path):
     """No EUR account, no NOK account: the gate creates its own customer (a valid national identity number) and
-    accounts, and the scenarios run on them."""
+    accounts, and the scenarios run on them; a second run with the same seed uses them again."""
     bank = without(without(on_request(other_bank()), currency="EUR"), currency="NOK")
     server = served(bank, tmp_path)
     from stdnum.no import fodselsnummer
@@ -229,13 +229,14 @@ def test_where_the_data_lacks_an_account_the_gate_creates_its_own(identities, tm
     from conformance.gate.suites.data import OWN_CUSTOMER_NAME
 
     try:
-        result = gate(server.url, NEEDS, identities)
+        runs = [gate(server.url, NEEDS, identities) for _second in range(2)]   # the second finds them there (409)
         with SignedClient(server.url, identities.tpp) as tpp:
             listed = tpp.call("listSandboxCustomers", query={"withAccounts": "true"}).json()
     finally:
         server.stop()
-    assert not result.findings, describe(result)
-    assert {o.check for o in result.outcomes if o.status == "passed"} == set(NEEDS)
+    for result in runs:
+        assert not result.findings, describe(result)
+        assert {o.check for o in result.outcomes if o.status == "passed"} == set(NEEDS)
     own, = [c for c in listed if c["customerName"] == OWN_CUSTOMER_NAME]
     assert fodselsnummer.is_valid(own["customerNumber"]) and len(own["accounts"]) == 2
 

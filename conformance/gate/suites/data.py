@@ -199,7 +199,7 @@ OWN_BALANCE = 100_000_000   # minor units: far more than any scenario pays, far 
 
 def own_customer_number(seed: int) -> str:
     """A valid Norwegian national identity number (fødselsnummer) of the gate's own customer, from the seed: the same
-    run, the same customer (a second run finds it there, 409 CONFLICT, and uses it)."""
+    seed, the same customer (a later run finds it there, 409 CONFLICT, and uses it)."""
     from stdnum.no import fodselsnummer
 
     for n in range(seed % 400, seed % 400 + 400):
