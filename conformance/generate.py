@@ -49,9 +49,11 @@ Nothing here copies a code set, a limit or the minor-unit table: they are read f
 
 ``realistic=True`` draws what a TPP sends, away from the boundaries the full range reaches first (Hypothesis starts
 from the simplest value: an empty creditorName, a bulk with no payments): free text non-empty, of letters, digits
-and a few marks, never at its maxLength; numbers from 1 where their range allows; arrays of 1 to 3 items. The conformance gate starts every "break exactly
+and a few marks, never at its maxLength; numbers from 1 where their range allows; arrays of 1 to 3 items; a payment's
+account references in its instructed currency. The conformance gate starts every "break exactly
 one rule" case from such a payload, so that a target refusing a boundary value cannot pass that refusal off as its
-answer to the rule under test; its valid controls keep the full range, where such a refusal is reported as what it is.
+answer to the rule under test; its valid controls are such payloads too, and the boundary values are a case of their own,
+where such a refusal is reported as what it is.
 
 Usage::
 
@@ -63,6 +65,7 @@ occurs in a kind (request and response amounts differ), for building or repairin
 """
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import functools
 import re
@@ -440,10 +443,15 @@ class SpecStrategies:
     def bulk_payment_request(self) -> st.SearchStrategy:
         schema = self.spec.schema("BulkPaymentRequest")
         payments = self.array(schema["properties"]["payments"], max_items=MAX_BULK_ENTRIES)
-        return self.object(schema, overrides={"payments": payments}).filter(_distinct_accounts)
+        return self._accounts(self.object(schema, overrides={"payments": payments}).filter(_distinct_accounts))
 
     def sepa_credit_transfer_request(self) -> st.SearchStrategy:
-        return self.object(self.spec.schema("SepaCreditTransferRequest")).filter(_distinct_accounts)
+        return self._accounts(self.object(self.spec.schema("SepaCreditTransferRequest")).filter(_distinct_accounts))
+
+    def _accounts(self, payments: st.SearchStrategy) -> st.SearchStrategy:
+        """Realistic: every account reference in the payment's own currency (a bank may refuse a euro transfer from
+        an account it holds in another); the full range keeps any currency of the set."""
+        return payments.map(_accounts_in_payment_currency) if self.realistic else payments
 
     def periodic_payment_request(self) -> st.SearchStrategy:
         """A schedule that starts today or later and ends on or after its start; monthsOfExecution
@@ -467,7 +475,7 @@ class SpecStrategies:
                 payment.pop("monthsOfExecution", None)
             return payment
 
-        return build().filter(_distinct_accounts)
+        return self._accounts(build().filter(_distinct_accounts))
 
     def payment_status_response(self) -> st.SearchStrategy:
         """A status response whose fundsAvailable false comes with RJCT and PAYMENT_FAILED (A24)."""
@@ -517,6 +525,19 @@ class SpecStrategies:
     def _is_date(self, schema: dict) -> bool:
         resolved = self.spec.resolve(schema["$ref"]) if "$ref" in schema else schema
         return resolved.get("format") == "date"
+
+
+def _accounts_in_payment_currency(payment: dict) -> dict:
+    """A copy of a payment whose account references (debtor, creditors) carry its instructed currency."""
+    payment = copy.deepcopy(payment)
+    entries = [payment, *(e for e in payment.get("payments", ()) if isinstance(e, dict))]
+    amounts = [e.get("instructedAmount") for e in entries]
+    currency = next((a["currency"] for a in amounts if isinstance(a, dict) and isinstance(a.get("currency"), str)),
+                    None)
+    for account in [payment.get("debtorAccount"), *(e.get("creditorAccount") for e in entries)]:
+        if currency and isinstance(account, dict) and "currency" in account:
+            account["currency"] = currency
+    return payment
 
 
 def _distinct_accounts(payment: dict) -> bool:

@@ -1,12 +1,16 @@
 """What the conformance gate's tests share: a gate run against a server of the test, the findings as readable text
-for an assertion's message, and an asyncio loopback server in a thread (a proxy or a hostile target)."""
+for an assertion's message, the reference sandbox behind an ASGI layer answering some requests itself (another web
+stack, a gateway), and an asyncio loopback server in a thread (a proxy or a hostile target)."""
 from __future__ import annotations
 
 import asyncio
 import threading
 
+import uvicorn
+
 from conformance.gate.model import SUITES
 from conformance.gate.runner import RunOptions, run
+from conformance.gate.target import ReferenceServer
 
 
 def gate_run(server, *, suites=SUITES, checks=(), seed=0, identities=None, max_examples=1):
@@ -21,6 +25,38 @@ def gate_run(server, *, suites=SUITES, checks=(), seed=0, identities=None, max_e
 def describe(result) -> str:
     return "\n".join(f"{f.check} [{f.operation}] {f.rule}: {f.message} (expected {f.expected}, actual {f.actual})"
                      for f in result.findings) or "(no findings)"
+
+
+class Layer:
+    """An ASGI layer in front of the sandbox: ``answer(method, path, headers)`` returns (status, content type, body,
+    extra headers) to answer itself, or None to pass the request on."""
+
+    def __init__(self, app, answer) -> None:
+        self.app, self.answer = app, answer
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            answered = self.answer(scope["method"], scope["path"], headers)
+            if answered is not None:
+                status, media, body, extra = answered
+                await send({"type": "http.response.start", "status": status, "headers": [
+                    (b"content-type", media.encode()), (b"content-length", str(len(body)).encode()),
+                    *((k.encode(), v.encode()) for k, v in extra.items())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def serve(answer=None, faults=(), **options) -> ReferenceServer:
+    """The reference sandbox (``options`` as :class:`ReferenceServer`'s), behind a :class:`Layer` with ``answer``,
+    started."""
+    server = ReferenceServer(faults=faults, **options)
+    if answer is not None:
+        server.server = uvicorn.Server(uvicorn.Config(Layer(server.app, answer), host="127.0.0.1", port=server.port,
+                                                      log_level="error", access_log=False, lifespan="off"))
+        server.thread = threading.Thread(target=server.server.run, daemon=True)
+    return server.start()
 
 
 class LoopbackServer:

@@ -174,6 +174,10 @@ def connection_options(command):
               help="Comma-separated suites to run.")
 @click.option("--check", "check_patterns", default="", metavar="PATTERNS",
               help="Comma-separated check ids or glob patterns (e.g. 'security:*,semantic:amount-*'); default all.")
+@click.option("--test-data", "test_data_path", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+              help="The target's fixed test data (the bank states it: the document does not show it), in the format "
+                   "of `obvalidate sandbox serve --test-data`: its accounts' numbers and currencies are used where "
+                   "the target's answers do not show them. With --target reference, the sandbox serves it.")
 @click.option("--second-cert", type=click.Path(exists=True, dir_okay=False),
               help="A second TPP's certificate, for the cross-TPP checks (A28).")
 @click.option("--second-key", type=click.Path(exists=True, dir_okay=False), help="Its private key (PEM).")
@@ -230,7 +234,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             full_curl: bool = False, replay_path: str | None = None, finding_names: tuple[str, ...] = (),
             tls_cert: str | None = None, tls_key: str | None = None, ca_bundle: str | None = None,
             insecure: bool = False, quiet: bool = False, max_response_bytes: int = DEFAULT_MAX_BYTES,
-            allow_origins: tuple[str, ...] = ()) -> None:
+            allow_origins: tuple[str, ...] = (), test_data_path: str | None = None) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
 
     Suites: schema (Schemathesis positive generation per operation, every answer checked against the spec and the
@@ -267,6 +271,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             profile = Profile.load(profile_path)
         except ConfigError as exc:
             raise ConformUsageError(str(exc)) from None
+    test_data = _test_data(test_data_path)
     known = _baseline(baseline_path)
     tls = _tls(tls_cert, tls_key, ca_bundle, insecure)
     if finding_names and not replay_path:
@@ -280,7 +285,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
                 gateway, tls, wait_for_target)
     progress = Progress(progress_mode(quiet, fmt), selected(chosen, patterns))
     try:
-        with serving(target, faults=faults, profile=profile) as base_url:
+        with serving(target, faults=faults, profile=profile, test_data=test_data) as base_url:
             _check_reachable(base_url, wait_for_target, tls, gateway)
             progress.start(base_url)
             options = RunOptions(base_url, chosen, profile_path, identities, seed, max_examples, workers, patterns,
@@ -289,6 +294,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             options.headers, options.rate_limit, options.request_timeout = gateway_headers, rate_limit, request_timeout
             options.max_response_bytes = max_response_bytes
             options.allowed_origins = allowed_origins
+            options.test_data = test_data_path
             result = run(options, progress=progress)
     except TlsFailure as exc:
         progress.close()
@@ -336,6 +342,18 @@ def _allowed_origins(values: tuple[str, ...]) -> tuple[str, ...]:
         except ValueError as exc:
             raise ConformUsageError(f"--allow-origin: {exc}") from None
     return tuple(values)
+
+
+def _test_data(path: str | None):
+    """The --test-data set, read before the run: a file that cannot be used stops it (exit 2, saying where)."""
+    if not path:
+        return None
+    from conformance.sandbox.testdata import DataSetError, load
+
+    try:
+        return load(path)
+    except DataSetError as exc:
+        raise ConformUsageError(str(exc)) from None
 
 
 def _baseline(path: str | None):

@@ -53,6 +53,7 @@ class RunOptions:
     tls: TlsOptions | None = None      # the TLS client certificate and the CAs trusted (file names: they travel)
     # Origins besides the target's the run may follow links to (--allow-origin, origins.py).
     allowed_origins: tuple[str, ...] = ()
+    test_data: str | None = None       # the bank's fixed data set (--test-data FILE, the sandbox's own format)
 
     def gateway(self) -> GatewayOptions:
         return GatewayOptions(self.headers, self.rate_limit, self.request_timeout, self.max_response_bytes,
@@ -116,6 +117,12 @@ def _profile(path: str | None) -> Profile:
     return Profile.load(path) if path else DEFAULT_PROFILE
 
 
+def _test_data(path: str | None):
+    from conformance.sandbox.testdata import load
+
+    return load(path) if path else None
+
+
 def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None = None,
                progress: Progress | None = None) -> RunResult:
     """Run the checks of ``suites`` in this process."""
@@ -123,7 +130,7 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
     session = Session(options.base_url, spec, _profile(options.profile_path),
                       options.identities or Identities.throwaway(), seed=options.seed,
                       max_examples=options.max_examples, max_connections=options.max_connections,
-                      gateway=options.gateway(), tls=options.tls)
+                      gateway=options.gateway(), tls=options.tls, test_data=_test_data(options.test_data))
     session.full_curl = options.full_curl
     result = RunResult(options.base_url, options)
     started = time.perf_counter()

@@ -210,6 +210,7 @@ class Session:
     full_curl: bool = False   # the findings' curls carry the certificate and long headers (conform --full-curl)
     gateway: GatewayOptions = GatewayOptions()       # headers, rate limit and request timeout of the run (pool.py)
     tls: TlsOptions | None = None                    # the client certificate and trusted CAs (tls.py)
+    test_data: Any = None   # the bank's fixed data set as it states it (conform --test-data; a sandbox DataSet)
     outcomes: dict[tuple[str, str], Outcome] = field(default_factory=dict)
     exercised_rules: set[str] = field(default_factory=set)
     exercised_refs: set[str] = field(default_factory=set)

@@ -64,12 +64,13 @@ class ReferenceServer:
 
 
 @contextlib.contextmanager
-def serving(target: str, *, faults: Iterable[str] = (), profile=None) -> Iterator[str]:
-    """The base URL of ``target``: the reference sandbox started for the run, or the URL given."""
+def serving(target: str, *, faults: Iterable[str] = (), profile=None, test_data=None) -> Iterator[str]:
+    """The base URL of ``target``: the reference sandbox started for the run (with ``test_data``, a
+    :class:`conformance.sandbox.testdata.DataSet`, instead of the fixed set), or the URL given."""
     if target != REFERENCE:
         yield target.rstrip("/")
         return
-    server = ReferenceServer(faults=faults, profile=profile).start()
+    server = ReferenceServer(faults=faults, profile=profile, test_data=test_data).start()
     try:
         yield server.url
     finally:

@@ -157,6 +157,8 @@ def refusal(findings: list[Finding], faults: F.ActiveFaults, op: Operation | Non
     if F.SIGNED_HEADERS_PARTIAL in faults:  # the verifier's message names the unsigned header first
         errors = [f for f in errors if f.rule != "signature-headers-incomplete"
                   or f.message.startswith(("X-Request-ID ", "Date ", "Digest "))]
+    if F.KEYID_SERIAL_NOT_CHECKED in faults:  # the verifier says which part of the keyId does not match
+        errors = [f for f in errors if f.rule != "signature-keyid-mismatch" or not f.message.startswith("keyId serial ")]
     if not errors:
         return None
     rank = {s: i for i, s in enumerate(STATUS_PRIORITY)}
@@ -609,8 +611,10 @@ def initialize(s: Sandbox, tx: Tx, c: Checked) -> Reply:
 
 
 def list_customers(s: Sandbox, tx: Tx, c: Checked) -> Reply:
-    return Reply(200, [s.data.customer_view(tx, customer, with_accounts=c.query.get("withAccounts", True),
-                                            with_agreements=c.query.get("withAgreements", True))
+    defaults = s.data.data.listing_defaults  # the data set's: a bank may list accounts only on request
+    return Reply(200, [s.data.customer_view(tx, customer,
+                                            with_accounts=c.query.get("withAccounts", defaults["withAccounts"]),
+                                            with_agreements=c.query.get("withAgreements", defaults["withAgreements"]))
                        for customer in tx.customers()])
 
 

@@ -50,6 +50,8 @@ CANCELLATION_202_UNKNOWN_LINK = "cancellation-202-unknown-link"
 UNKNOWN_ID_READABLE = "unknown-id-readable"
 STATUS_LINK_UNRESOLVED = "status-link-unresolved"
 SIGNED_HEADERS_PARTIAL = "signed-headers-partial"
+# A fault of parts half checked (issue 27, section 3): the keyId's issuer compared, its serial not.
+KEYID_SERIAL_NOT_CHECKED = "keyid-serial-not-checked"
 # A refusal in a web framework's default error body (Express's, Prism's own): the gate reports the body once (A6),
 # not once per rule whose refusal wears it.
 ERROR_BODY_UNDOCUMENTED = "error-body-undocumented"
@@ -120,6 +122,9 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(SIGNED_HEADERS_PARTIAL, "each profile header present in a request is signed, else 401 SIGNATURE_INVALID "
           "(A8, Signing)", "only X-Request-ID, Date and Digest must be signed: PSU-ID and TPP-Redirect-URI left out "
           "of the signature are accepted", "app.refusal"),
+    Fault(KEYID_SERIAL_NOT_CHECKED, "a keyId whose serial is not the certificate's is 401 SIGNATURE_INVALID (A8, "
+          "Signing: keyId SN=<serial>,CA=<issuer DN>)", "only the keyId's issuer is compared with the certificate: "
+          "another serial under the right issuer is accepted", "app.refusal"),
     Fault(ERROR_BODY_UNDOCUMENTED, "a refusal carries a documented error body, tppMessages or {id, system, status, "
           "code, message} (A6)", "every 4xx answers the web framework's default {\"error\": {\"message\": ...}}, "
           "which names no code", "app.serve"),

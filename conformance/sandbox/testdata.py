@@ -141,14 +141,19 @@ class DataSet:
     card_accounts: tuple[dict, ...] = ()
     card_transactions: Mapping[str, tuple[dict, ...]] = field(default_factory=dict)     # maskedPan -> booked
     account_transactions: Mapping[str, tuple[dict, ...]] = field(default_factory=dict)  # bban -> in booking order
+    # What the customer listing gives when its switches are not sent (withAccounts, withAgreements): the document
+    # leaves their defaults open; ours is true, a bank may answer accounts and agreements only on request.
+    listing_defaults: Mapping[str, bool] = field(default_factory=lambda: dict(LISTING_DEFAULTS))
 
 
+LISTING_DEFAULTS = {"withAccounts": True, "withAgreements": True}
 DEFAULT = DataSet(CUSTOMERS, ACCOUNTS, CARD_ACCOUNTS, CARD_TRANSACTIONS, ACCOUNT_TRANSACTIONS)
 # file member -> (DataSet field, validator kind of each item, keyed by)
 _MEMBERS = {"customers": ("customers", "sandbox-customer", None), "accounts": ("accounts", "sandbox-account", None),
             "cardAccounts": ("card_accounts", "sandbox-card-account", None),
             "cardTransactions": ("card_transactions", "card-transactions", "maskedPan"),
             "accountTransactions": ("account_transactions", "sandbox-account-transactions", "bban")}
+LISTING = "customerListing"   # the file member of the listing's defaults: {"withAccounts": false, ...}
 
 
 class DataSetError(ValueError):
@@ -159,16 +164,22 @@ def load(path: str | Path) -> DataSet:
     """A test data set from a JSON file: ``{"customers": [...], "accounts": [...], "cardAccounts": [...],
     "cardTransactions": {maskedPan: [...]}, "accountTransactions": {bban: [...]}}``, each item as its sandbox creation
     request (checked by the validator: the first error is the message). Accounts and card accounts name an existing
-    customer; transactions an existing card account or account."""
+    customer; transactions an existing card account or account. An optional ``"customerListing": {"withAccounts":
+    false, "withAgreements": false}`` states what the customer listing gives without its switches."""
     from validator import Validator
 
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise DataSetError(f"cannot read the test data {path}: {exc}") from None
-    if not isinstance(data, dict) or set(data) - set(_MEMBERS) or not {"customers", "accounts"} <= set(data):
+    if not isinstance(data, dict) or set(data) - set(_MEMBERS) - {LISTING} or not {"customers", "accounts"} <= set(data):
         raise DataSetError(f"{path}: an object with customers and accounts (and optionally cardAccounts, "
-                           "cardTransactions, accountTransactions) is expected")
+                           f"cardTransactions, accountTransactions, {LISTING}) is expected")
+    listing = data.get(LISTING, {})
+    if not isinstance(listing, dict) or set(listing) - set(LISTING_DEFAULTS) \
+            or any(not isinstance(v, bool) for v in listing.values()):
+        raise DataSetError(f"{path}: {LISTING} must be an object of withAccounts and withAgreements, each true or "
+                           "false (what the customer listing gives when the switch is not sent)")
     validator = Validator()
     values: dict[str, Any] = {}
     for member, (name, kind, keyed) in _MEMBERS.items():
@@ -192,4 +203,4 @@ def load(path: str | Path) -> DataSet:
         known = {item.get(key) for item in values[holders]}
         for unknown in sorted(set(values[name]) - known):
             raise DataSetError(f"{path}: {member}/{unknown}: no {holders.replace('_', ' ')[:-1]} with {key} {unknown}")
-    return DataSet(**values)
+    return DataSet(**values, listing_defaults={**LISTING_DEFAULTS, **listing})

@@ -6,17 +6,13 @@ behaves as another web stack legitimately may (a 406 to a charset it does not of
 415 to a body without Content-Type, a plain 405) or wrongly (a 500, a 200 to a method no operation takes)."""
 from __future__ import annotations
 
-import threading
-
 import pytest
-import uvicorn
 
 from conformance.client import SignedClient
 from conformance.gate.model import SUITES
 from conformance.gate.session import Identities
-from conformance.gate.target import ReferenceServer
 from conformance.sandbox import faults as F
-from gate_helpers import describe, gate_run
+from gate_helpers import describe, gate_run, serve
 
 QUICK = 1
 
@@ -24,36 +20,6 @@ QUICK = 1
 @pytest.fixture(scope="module")
 def identities() -> Identities:
     return Identities.throwaway()
-
-
-class Layer:
-    """An ASGI layer in front of the sandbox: ``answer(method, path, headers)`` returns (status, content type, body,
-    extra headers) to answer itself, or None to pass the request on."""
-
-    def __init__(self, app, answer) -> None:
-        self.app, self.answer = app, answer
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http":
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-            answered = self.answer(scope["method"], scope["path"], headers)
-            if answered is not None:
-                status, media, body, extra = answered
-                await send({"type": "http.response.start", "status": status, "headers": [
-                    (b"content-type", media.encode()), (b"content-length", str(len(body)).encode()),
-                    *((k.encode(), v.encode()) for k, v in extra.items())]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
-
-
-def serve(answer=None, faults=()) -> ReferenceServer:
-    server = ReferenceServer(faults=faults)
-    if answer is not None:
-        server.server = uvicorn.Server(uvicorn.Config(Layer(server.app, answer), host="127.0.0.1", port=server.port,
-                                                      log_level="error", access_log=False, lifespan="off"))
-        server.thread = threading.Thread(target=server.server.run, daemon=True)
-    return server.start()
 
 
 def gate(identities, *, answer=None, faults=(), suites=SUITES, checks=(), max_examples=QUICK):

@@ -1,19 +1,16 @@
 """Issue 17 §1 (lifecycle side): every point the document leaves open is the implementer's to state. For each profile
 key, the reference sandbox served with the other choice and the gate run (targeted checks, one example) with the same
-profile: no finding; with the default profile: one finding group, naming the decision. And A32: the gate finds the
-test data it needs in the target's own listings, whatever data the target holds."""
+profile: no finding; with the default profile: one finding group, naming the decision. (A32, the target's own test
+data: test_gate_test_data.py.)"""
 from __future__ import annotations
-
-import json
 
 import pytest
 import yaml
 
-from conformance.gate.model import ABSENT_IN_PROFILE, NO_TEST_DATA, NOT_OFFERED
+from conformance.gate.model import ABSENT_IN_PROFILE, NOT_OFFERED
 from conformance.gate.runner import RunOptions, run
 from conformance.gate.session import Identities
 from conformance.gate.target import ReferenceServer
-from conformance.sandbox import testdata
 from validator.context import Profile
 
 PERIODIC = "periodic-payments/norwegian-domestic-credit-transfers"
@@ -134,96 +131,6 @@ def test_an_operation_absent_in_the_profile_is_404_and_not_exercised(identities,
         server.stop()
     assert (batch.status_code, deleted.status_code) == (404, 404)
     assert batch.json()["tppMessages"][0]["code"] == "RESOURCE_UNKNOWN"
-
-
-# ---------------------------------------------------------------- A32: the target's own test data
-def other_bank() -> dict:
-    """Another bank's sandbox data: none of our customers, numbers or accounts."""
-    def account(owner: str, first_ten: str, currency: str, balance: int, name: str) -> dict:
-        bban, iban = testdata.norwegian_account(first_ten)
-        return {"customerNumber": owner, "accountName": name, "bban": bban, "iban": iban, "currency": currency,
-                "product": name, "cashAccountType": "CACC", "creditLine": 0,
-                "balances": [{"balanceType": "EXPECTED", "balanceAmount": {"amount": balance, "currency": currency}}]}
-
-    def transaction(on: dict, owner: str, amount: int, day: str, text: str, incoming: bool) -> dict:
-        ours = {"iban": on["iban"], "bban": on["bban"]}
-        theirs = {"iban": "SE4550000000058398257466", "bban": "50000000058398257466"}
-        debtor, creditor = (theirs, ours) if incoming else (ours, theirs)
-        names = ("Svensk Handel AB", owner) if incoming else (owner, "Svensk Handel AB")
-        return {"amount": amount, "currency": on["currency"], "valueDate": day, "bookingDate": day,
-                "remittanceInformationUnstructured": text, "debtorName": names[0], "creditorName": names[1],
-                "debtorAccount": debtor, "creditorAccount": creditor, "bankTransactionCode": "PMNT-ICDT-DMCT",
-                "ultimateDebtor": names[0], "ultimateCreditor": names[1], "purposeCode": "OTHR"}
-
-    sigrid, tor, vestland = "01017012345", "02028054321", "987654321"
-    eur = account(sigrid, "6011052345", "EUR", 1_000_000, "Valutakonto")
-    nok = account(sigrid, "6011052347", "NOK", 5_000_000, "Lønnskonto")
-    tors = account(tor, "7012063456", "NOK", 900_000, "Brukskonto")
-    return {
-        "customers": [{"customerNumber": tor, "name": "Tor Fjellheim", "type": "PRIVATE"},
-                      {"customerNumber": sigrid, "name": "Sigrid Lunde", "type": "PRIVATE"},
-                      {"customerNumber": vestland, "name": "Vestland Fisk AS", "type": "CORPORATE"}],
-        "accounts": [tors, eur, nok],
-        "cardAccounts": [{"customerNumber": tor, "maskedPan": "4000xxxxxxxx0002", "currency": "NOK",
-                          "name": "Tor Fjellheim", "product": "Visa Classic", "status": "ENABLED"}],
-        "accountTransactions": {eur["bban"]: [transaction(eur, "Sigrid Lunde", 25_000, "2026-05-02", "Faktura 17",
-                                                          True)],
-                                nok["bban"]: [transaction(nok, "Sigrid Lunde", 80_000, "2026-05-03", "Husleie", False),
-                                              transaction(nok, "Sigrid Lunde", 4_000_000, "2026-05-25", "Lønn", True)]},
-    }
-
-
-def test_the_gate_finds_the_test_data_of_another_sandbox(identities, tmp_path):
-    data_file = tmp_path / "other-bank.json"
-    data_file.write_text(json.dumps(other_bank()), encoding="utf-8")
-    data = testdata.load(data_file)
-    assert not {c["customerNumber"] for c in data.customers} & {c["customerNumber"] for c in testdata.CUSTOMERS}
-    server = ReferenceServer(test_data=data).start()
-    try:
-        result = gate(server.url, ("stateful:lifecycle", "stateful:lack-of-funds", "stateful:basket-worst-case",
-                                   "stateful:cancellation", "stateful:pagination", "semantic:valid-control"),
-                      identities)
-    finally:
-        server.stop()
-    assert not result.findings, describe(result)
-    assert not [why for why in not_exercised(result).values() if why.startswith(NO_TEST_DATA)], not_exercised(result)
-    assert {o.check for o in result.outcomes if o.status == "passed"} >= {
-        "stateful:lifecycle", "stateful:lack-of-funds", "stateful:cancellation", "stateful:pagination"}
-
-
-def test_what_the_target_data_lacks_is_not_exercised_with_its_reason(identities, tmp_path):
-    """No EUR account, no card account: the checks needing them say so; the others run."""
-    bank = other_bank()
-    bank["accounts"] = [a for a in bank["accounts"] if a["currency"] != "EUR"]
-    bank["accountTransactions"] = {k: v for k, v in bank["accountTransactions"].items()
-                                   if any(a["bban"] == k for a in bank["accounts"])}
-    bank["cardAccounts"] = []
-    data_file = tmp_path / "no-eur.json"
-    data_file.write_text(json.dumps(bank), encoding="utf-8")
-    server = ReferenceServer(test_data=testdata.load(data_file)).start()
-    try:
-        result = gate(server.url, ("stateful:lifecycle", "stateful:lack-of-funds", "stateful:pagination"), identities)
-    finally:
-        server.stop()
-    assert not result.findings, describe(result)
-    assert not_exercised(result) == {
-        "stateful:lifecycle": f"{NO_TEST_DATA} EUR account whose iban its transactions show",
-        "stateful:pagination": f"{NO_TEST_DATA} card account"}
-
-
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d.update(accounts=[{**d["accounts"][0], "currency": "EURO"}]), "accounts/0/currency"),
-    (lambda d: d["accounts"].append({**d["accounts"][0], "customerNumber": "99999999999"}), "no customer 99999999999"),
-    (lambda d: d["accountTransactions"].update({"12345678903": []}), "accountTransactions/12345678903"),
-    (lambda d: d.pop("customers"), "customers and accounts"),
-])
-def test_an_unusable_test_data_file_is_refused_with_where(change, message, tmp_path):
-    bank = other_bank()
-    change(bank)
-    data_file = tmp_path / "bad.json"
-    data_file.write_text(json.dumps(bank), encoding="utf-8")
-    with pytest.raises(testdata.DataSetError, match=message.replace("/", "/")):
-        testdata.load(data_file)
 
 
 # ---------------------------------------------------------------- the profile keys themselves

@@ -148,7 +148,8 @@ def test_a_request_id_under_test_is_kept(session):
 
 @pytest.mark.parametrize("build,why", [
     (security.algorithm_confusion, "Signature"),
-    (security.other_key_id, "Signature"),
+    (security.key_id_other_serial, "Signature"),
+    (security.key_id_other_issuer, "Signature"),
     (security.expired_certificate, "certificate the check made"),
 ])
 def test_what_one_request_cannot_recreate_is_left_to_its_check(session, build, why):

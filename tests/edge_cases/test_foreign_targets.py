@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from conformance.edges.cli import edge_cases
 from conformance.edges.run import NOT_EXERCISED, NOT_SENT
+from validator.formats.escape import markdown_text
 from misbehaving_target import MisbehavingTarget, fixed, send, when
 from prism_target import serving_prism
 
@@ -100,9 +101,9 @@ def test_a_misbehaving_target_gets_a_report_never_a_traceback(name, tmp_path):
     assert report["searches_not_exercised"] and all(s["why"] for s in report["searches_not_exercised"])
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
-    why = needing[0]["note"]
-    assert f"| {NOT_EXERCISED} | {why} | {len(needing)} |" in md.replace("\\|", "|")  # counted under "Not sent"
-    assert f"not exercised: {why}" in md.replace("\\|", "|")  # and on each row
+    why = markdown_text(needing[0]["note"])   # the reason quotes the target's answer: as the report writes it
+    assert f"| {NOT_EXERCISED} | {why} | {len(needing)} |" in md  # counted under "Not sent"
+    assert f"not exercised: {why}" in md  # and on each row
     assert "## Searches not exercised" in md and 'id="searches-not-exercised"' in page
     assert f"<td>{NOT_EXERCISED}</td>" in page
     assert "<img" not in page.split("<main>")[1]  # the target's markup is text on the page

@@ -184,6 +184,19 @@ def signed_headers_partial(env) -> bool:
     return r.status_code == 401 and _code(r) == "SIGNATURE_INVALID"
 
 
+def keyid_serial_not_checked(env) -> bool:
+    """A keyId with another serial under the certificate's own issuer is refused."""
+    import re
+
+    certificate = env.identity.certificate
+    prepared = env.tpp.prepare("createSepaCreditTransfer", body=sepa_body("11.00"))
+    key_id = f"SN={certificate.serial_number + 1:X},CA={certificate.issuer.rfc4514_string()}"
+    prepared.headers = [(n, re.sub(r'keyId="(?:[^"\\]|\\.)*"', lambda _m: f'keyId="{key_id}"', v)
+                         if n == "Signature" else v) for n, v in prepared.headers]
+    r = env.tpp.send_prepared(prepared)
+    return r.status_code == 401 and _code(r) == "SIGNATURE_INVALID"
+
+
 def error_body_undocumented(env) -> bool:
     body = sepa_body()
     body["instructedAmount"] = {"currency": "EUR", "amount": "1.001"}
@@ -226,6 +239,7 @@ SCENARIOS = {
     F.UNKNOWN_ID_READABLE: unknown_id_readable,
     F.STATUS_LINK_UNRESOLVED: status_link_unresolved,
     F.SIGNED_HEADERS_PARTIAL: signed_headers_partial,
+    F.KEYID_SERIAL_NOT_CHECKED: keyid_serial_not_checked,
     F.ERROR_BODY_UNDOCUMENTED: error_body_undocumented,
     F.SCA_SUCCESS_WITHOUT_EFFECT: sca_success_without_effect,
 }

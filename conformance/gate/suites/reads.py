@@ -166,18 +166,14 @@ def _transaction_lists(session: Session, tpp) -> None:
     """The sandbox's transaction lists (their amounts judged as they arrive); a target without them: not exercised."""
     if not available(session, "listSandboxCustomers"):
         return
-    try:
-        resources = sandbox_resources(session)
-    except NotExercised as why:
-        not_exercised(session, "listSandboxAccountTransactions", str(why))
-        return
+    resources = sandbox_resources(session)
     accounts = [a for c in resources.customers for a in c.accounts][:MAX_ACCOUNTS_READ]
     cards = [a for c in resources.customers for a in c.card_accounts][:MAX_ACCOUNTS_READ]
-    for operation, name, ids, query in (("listSandboxAccountTransactions", "mockAccountId", accounts, {}),
-                                        ("listSandboxCardTransactions", "mockCardAccountId", cards,
-                                         {"bookingStatus": "both"})):
+    for operation, name, what, ids, query in (
+            ("listSandboxAccountTransactions", "mockAccountId", "account", accounts, {}),
+            ("listSandboxCardTransactions", "mockCardAccountId", "card account", cards, {"bookingStatus": "both"})):
         if not ids:
-            not_exercised(session, operation, reason(NO_TEST_DATA, name.removeprefix("mock")))
+            not_exercised(session, operation, resources.refused or reason(NO_TEST_DATA, what))
         elif available(session, operation):
             for one in ids:
                 session.call(tpp, operation, path={name: one}, query=query)

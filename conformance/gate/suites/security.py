@@ -1,5 +1,6 @@
-"""Request signing and ownership (A8, A28): each request below is wrong in one way, and the validator's whole-request
-check says what a conforming implementation answers to it exactly as sent (401 SIGNATURE_MISSING /
+"""Request signing and ownership (A8, A28): each request below is wrong in one way (a fault of parts, such as the
+keyId's serial and issuer, broken one part at a time), after a correctly signed control the target accepted, and the
+validator's whole-request check says what a conforming implementation answers to it exactly as sent (401 SIGNATURE_MISSING /
 SIGNATURE_INVALID / CERTIFICATE_EXPIRED, 400 FORMAT_ERROR for the Digest). Another TPP's payment does not exist for
 a TPP (A28): 404 RESOURCE_UNKNOWN in a path, 400 RESOURCE_UNKNOWN as a basket's paymentId."""
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Callable
 from conformance.client import Identity, PreparedRequest
 from validator.signing import SignableRequest, sign_request
 from validator.signing.digest import compute_digest
-from validator.signing.keyid import format_key_id
 
 from ..model import SETUP_FAILED, Expected, NotExercised, check, reason, said
 from ..session import Session
@@ -50,6 +50,23 @@ def _header(request: PreparedRequest, name: str) -> str:
     return next(v for n, v in request.headers if n.lower() == name.lower())
 
 
+def _control_refused(session: Session) -> bool:
+    """A correctly signed request of the operation the signing checks send, once per run before the first wrong one:
+    where a target refuses every request for another reason (a gateway, the certificate, the body), a refusal is no
+    answer to the fault under test, so a check expecting one would pass for nothing. True when the target did not
+    accept it (no 2xx): the check's outcome is then "not exercised: the valid control was refused (status code)"."""
+    if "_security_control" not in session.__dict__:
+        request = _sign(_unsigned(session, "11.00"), session.identities.tpp, at=session.now(), also=_also(session))
+        exchange = session.send(session.client(), request, OPERATION)
+        session._security_control = None if 200 <= exchange.answer.status < 300 else \
+            f"the valid control was refused ({exchange.answer.describe()})"
+    if session._security_control:
+        outcome = session.outcome(OPERATION)
+        if outcome.status != "failed":   # the control's own answer may be a finding (the first check's)
+            outcome.status, outcome.reason = "not-exercised", session._security_control
+    return bool(session._security_control)
+
+
 def _refused(rule_hint: str, title: str, build: Callable[[Session, _dt.datetime], PreparedRequest],
              *, at: Callable[[Session], _dt.datetime] | None = None) -> Callable[[Session], None]:
     """A check sending one wrong request; the validator predicts the refusal (and must: else the check is wrong)."""
@@ -58,6 +75,8 @@ def _refused(rule_hint: str, title: str, build: Callable[[Session, _dt.datetime]
         request = build(session, (at or (lambda s: now))(session))
         expected, errors = session.predict(request, success=(201,), at=now)
         rule = errors[0].rule if errors else _relaxed_by_profile(session, request, now, rule_hint)
+        if _control_refused(session):
+            return
         exchange = session.send(session.client(), request, OPERATION)
         session.expect(exchange, expected, rule=rule, ref=", ".join(REFS), errors=errors,
                        message=f"{title}: expected {expected.describe()} ({expected.why}), "
@@ -99,11 +118,29 @@ def algorithm_confusion(session: Session, at: _dt.datetime) -> PreparedRequest:
     return _set(request, "Signature", re.sub(r'algorithm="[^"]*"', 'algorithm="hmac-sha256"', _header(request, "Signature")))
 
 
-def other_key_id(session: Session, at: _dt.datetime) -> PreparedRequest:
-    request = _sign(_unsigned(session, "17.00"), session.identities.tpp, at=at, also=_also(session))
-    other = format_key_id(session.identities.other.certificate).replace('"', '\\"')
-    return _set(request, "Signature", re.sub(r'keyId="(?:[^"\\]|\\.)*"', lambda _m: f'keyId="{other}"',
+# An issuer no certificate of the run has (the second TPP's may share the first's CA: a bank's test QTSP).
+OTHER_ISSUER = "CN=Obvalidate Other Test CA,O=Obvalidate,C=NO"
+
+
+def _with_key_id(request: PreparedRequest, key_id: str) -> PreparedRequest:
+    written = key_id.replace('"', '\\"')
+    return _set(request, "Signature", re.sub(r'keyId="(?:[^"\\]|\\.)*"', lambda _m: f'keyId="{written}"',
                                              _header(request, "Signature")))
+
+
+def key_id_other_serial(session: Session, at: _dt.datetime) -> PreparedRequest:
+    """The keyId's one part broken: the serial is not the certificate's, the issuer is (a target comparing only the
+    issuer accepts it)."""
+    certificate = session.identities.tpp.certificate
+    request = _sign(_unsigned(session, "17.00"), session.identities.tpp, at=at, also=_also(session))
+    return _with_key_id(request, f"SN={certificate.serial_number + 1:X},CA={certificate.issuer.rfc4514_string()}")
+
+
+def key_id_other_issuer(session: Session, at: _dt.datetime) -> PreparedRequest:
+    """The keyId's other part broken: the serial is the certificate's, the issuer is not."""
+    certificate = session.identities.tpp.certificate
+    request = _sign(_unsigned(session, "17.50"), session.identities.tpp, at=at, also=_also(session))
+    return _with_key_id(request, f"SN={certificate.serial_number:X},CA={OTHER_ISSUER}")
 
 
 def expired_certificate(session: Session, at: _dt.datetime) -> PreparedRequest:
@@ -134,7 +171,8 @@ SIGNING_CHECKS = (
     ("tampered-body", "a body altered after signing", tampered_body, None),
     ("wrong-digest", "a Digest (signed) that does not match the body", wrong_digest, None),
     ("algorithm-confusion", "the Signature claims algorithm hmac-sha256", algorithm_confusion, None),
-    ("keyid-other-certificate", "keyId naming another TPP's certificate", other_key_id, None),
+    ("keyid-other-serial", "keyId with another serial and the certificate's issuer", key_id_other_serial, None),
+    ("keyid-other-issuer", "keyId with the certificate's serial and another issuer", key_id_other_issuer, None),
     ("expired-certificate", "a certificate that expired yesterday", expired_certificate, None),
     ("stale-date", "a Date outside the signature window", stale_date, _stale),
     ("replayed-signature", "a signature replayed on another body (Digest recomputed)", replayed_signature, None),
@@ -188,6 +226,8 @@ def header_unsigned(session: Session) -> None:
         expected, errors = session.predict(request, success=(201,), at=now)
         if not any(e.rule == "signature-headers-incomplete" for e in errors):
             _relaxed_by_profile(session, request, now, "signature-headers-incomplete")  # off: not exercised
+        if _control_refused(session):
+            return
         exchange = session.send(session.client(), request, OPERATION)
         session.expect(exchange, expected, rule="signature-headers-incomplete", ref=", ".join(REFS), errors=errors,
                        message=f"{left_out} present but left out of the signature (headers=\"{' '.join(headers)}\"): "
