@@ -17,6 +17,13 @@ OSLO = ZoneInfo("Europe/Oslo")
 SEVERITY_CHOICES = ("error", "warning", "off")
 
 
+ALL_DECISIONS = "all"   # pinned-decisions: all (conform --strict)
+
+
+def _pinned(value: Any) -> frozenset[str] | str:
+    return ALL_DECISIONS if value == ALL_DECISIONS else frozenset(value)
+
+
 class ConfigError(Exception):
     """A context or profile file is unusable (exit code 2 in the CLI)."""
 
@@ -248,6 +255,14 @@ def build_profile_schema() -> dict:
                 "(a start while another authorisation of it is started is 409 CONFLICT).",
                 "enum": list(OPEN_AUTHORISATIONS_CHOICES),
             },
+            "pinned-decisions": {
+                "description": "Decisions of ours (x-assumptions) the implementation adopts as they are, where the document "
+                "leaves the point open: an answer following another reading of a pinned decision is a failure, not a "
+                "difference. all: every decision (conform --strict).",
+                "oneOf": [{"const": "all"},
+                          {"type": "array", "uniqueItems": True,
+                           "items": {"title": "decision", "enum": [a["id"] for a in spec.document["x-assumptions"]]}}],
+            },
         },
     }
 
@@ -370,6 +385,7 @@ class Profile:
     payment_baskets: str = "several"  # A34
     open_authorisations: str = "several"  # A35
     gateway_headers: frozenset[str] = frozenset()  # lower-case names of headers a gateway takes (never judged)
+    pinned_decisions: frozenset[str] | str = frozenset()  # decisions adopted as they are; "all": every one (--strict)
 
     @classmethod
     def from_mapping(cls, data: Any, source: str = "profile") -> "Profile":
@@ -407,7 +423,13 @@ class Profile:
             payment_baskets=data.get("payment-baskets", "several"),
             open_authorisations=data.get("open-authorisations", "several"),
             gateway_headers=frozenset(h.lower() for h in data.get("gateway-headers", ())),
+            pinned_decisions=_pinned(data.get("pinned-decisions", ())),
         )
+
+    def pins(self, decision: str | None) -> bool:
+        """Whether the profile adopts ``decision`` as it is (pinned-decisions, --strict): another reading of it is
+        then a failure."""
+        return decision is not None and (self.pinned_decisions == ALL_DECISIONS or decision in self.pinned_decisions)
 
     @classmethod
     def load(cls, path: str | Path) -> "Profile":

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from validator.context import DEFAULT_PROFILE, Profile
-from validator.findings import ERROR, Finding
+from validator.findings import ERROR, WARNING, Finding
 from validator.request import resolve_operation
 from validator.spec import Operation, Spec
 
@@ -228,6 +228,13 @@ class ExchangeJudge:
                 rule, ref, note = decision
                 return [ExchangeFinding(SERVER, rule, ERROR, ref, "/status", f"{message} (the bank {note})",
                                         expected.describe(), actual)]
+            reading = expected.reading(_Seen(answer.status, code))
+            if reading is not None:  # another reading of an open point: a difference, never an error of the bank's
+                line = reading.line(_Seen(answer.status, code))
+                return [ExchangeFinding(SERVER, first.rule, WARNING, reading.decision or ref, first.pointer,
+                                        f"{message} -- a difference from {reading.decision}, another reading of a "
+                                        f"point the document leaves open" + (f" (profile: {line})" if line else ""),
+                                        expected.describe(), actual)]
             return [ExchangeFinding(SERVER, first.rule, ERROR, ref, first.pointer, message, expected.describe(),
                                     actual)]
         if answer.truncated or answer.status in expected.codeless:
@@ -284,6 +291,12 @@ class ExchangeJudge:
             return (OPERATION_ABSENT, (op.assumptions or ("Endpoints",))[0],
                     f"has no {op.operation_id}: if so, list it under absent-operations")
         return None
+
+    def profile_line(self, op: Operation, path_values: dict[str, str], rule: str) -> str:
+        """The profile line stating the choice a :meth:`profile_decision` answer shows."""
+        if rule == PRODUCT_NOT_OFFERED:
+            return f"products-not-offered: [{self.product(op, path_values) or '<service>/<product>'}]"
+        return f"absent-operations: [{op.operation_id}]"
 
     def refusal_explained(self, op: Operation, status: int, code: str | None, body: bytes) -> bool:
         """Whether the bank's state, which the request does not show, explains refusing a valid request so

@@ -15,9 +15,10 @@ from typing import Any, Protocol, Sequence
 from validator import Validator
 from validator.context import Context, Profile, today_in_oslo
 from validator.findings import ERROR, Finding
-from validator.request import Parsed, parse_envelope, request_findings
+from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
 from validator.spec import Spec
 
+from .basis import with_readings
 from .expect import Expected
 
 # Rules whose answer has a status but no code decided by the document or a decision (the catalogue's code is its
@@ -80,6 +81,16 @@ class Oracle:
         return self.expectation(request, errors, success), errors
 
     def expectation(self, request: Sendable, errors: list[Finding], success: tuple[int, ...]) -> Expected:
+        """The errors' statuses and codes (any one of them: the document states no order of checks), the document's
+        own answers added, with the other readings of the decisions behind them (:mod:`.basis`)."""
+        expected = self._expectation(request, errors, success)
+        if not errors:
+            return expected
+        op = resolve_operation(self.spec, request.method, request.target.split("?", 1)[0], paths=self.profile.paths,
+                               absent=self.profile.absent_operations).operation
+        return with_readings(self.spec, self.profile, op, request, expected, errors, success)
+
+    def _expectation(self, request: Sendable, errors: list[Finding], success: tuple[int, ...]) -> Expected:
         if not errors:
             return Expected(success, why="the validator finds no error")
         statuses = tuple(dict.fromkeys(f.status or 400 for f in errors))

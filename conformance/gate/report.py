@@ -34,8 +34,9 @@ from validator.rules import catalogue
 from validator.spec import Spec, load_spec
 
 from . import ci
+from .ci import difference_note
 from .baseline import Comparison, compare
-from .model import REGISTRY, FindingGroup, grouped
+from .model import DIFFERENCE, FAILURE, REGISTRY, FindingGroup, grouped
 from .runner import RunResult
 from .suites.links import CHECK_ID as LINKS_CHECK, links_coverage
 
@@ -45,8 +46,10 @@ TEXT_ALSO = 3   # other sightings' messages the text report prints under a findi
 
 def summary(result: RunResult) -> dict[str, Any]:
     counts = Counter(o.status for o in result.outcomes)
+    tiers = Counter(g.tier for g in groups(result))
     return {"checks": len({o.check for o in result.outcomes}), "outcomes": len(result.outcomes),
             **{s: counts.get(s, 0) for s in STATUS_ORDER}, "findings": len(groups(result)),
+            "failures": tiers.get(FAILURE, 0), "differences": tiers.get(DIFFERENCE, 0),
             "occurrences": len(result.findings), "cases": len(result.cases),
             "not_exercised_by_reason": not_exercised_by_reason(result), **_baseline_counts(result)}
 
@@ -185,16 +188,32 @@ def _findings(result: RunResult):
     return [f for o in _ordered(result) for f in o.findings]
 
 
+def gating(result: RunResult) -> list[FindingGroup]:
+    """The findings that fail the run: the failures (with a baseline, the new ones); a difference never does."""
+    return [g for g in groups(result) if g.tier == FAILURE and g.baseline != "known"]
+
+
 def text(result: RunResult) -> str:
     s = summary(result)
     lines = []
+    differences_begin = True
     for g in groups(result):
         f = g.finding
+        if g.tier == DIFFERENCE and differences_begin:
+            differences_begin = False
+            lines.append(f"DIFFERENCES ({s['differences']}): answers following another reading of a point the "
+                         "interface document leaves open -- never failing the run; a profile line states the "
+                         "target's choice, pinned-decisions (or --strict) makes our decision a requirement")
         # one line per defect: its id, how often it was seen, where, and its fingerprint (a known one is only this)
-        head = "KNOWN" if g.baseline == "known" else "FAIL" if g.baseline is None else "FAIL new"
+        if g.tier == DIFFERENCE:
+            head = f"DIFF from {f.decision}"
+        else:
+            head = "KNOWN" if g.baseline == "known" else "FAIL" if g.baseline is None else "FAIL new"
         lines.append(f"{head} {g.id} {len(g.occurrences)}× {f.check} [{f.operation}] rule {f.rule} ({f.ref}) "
                      f"fingerprint {f.fingerprint}")
-        if g.baseline == "known":
+        if g.tier == DIFFERENCE and f.profile_line:
+            lines.append(f"     profile line stating the target's choice: {f.profile_line}")
+        if g.baseline == "known" and g.tier == FAILURE:
             continue
         if len(g.occurrences) > 1:
             lines.append(f"     seen {len(g.occurrences)} times, by {', '.join(g.checks)}")
@@ -244,7 +263,8 @@ def summary_line(result: RunResult, s: dict[str, Any] | None = None) -> str:
     repeated = f" ({s['occurrences']} sightings)" if s["occurrences"] != s["findings"] else ""
     return (f"{s['checks']} checks, {s['outcomes']} check × operation outcomes: {s['passed']} passed, "
             f"{s['failed']} failed, {s['not-exercised']} not exercised, {s['error']} errors; "
-            f"{s['findings']} findings{repeated}; {s['cases']} requests in {result.seconds:.1f} s "
+            f"{s['findings']} findings{repeated}: {s['failures']} failures, {s['differences']} differences; "
+            f"{s['cases']} requests in {result.seconds:.1f} s "
             f"(seed {result.options.seed}) against {result.base_url}")
 
 
@@ -270,7 +290,7 @@ def junit(result: RunResult) -> str:
             case = ET.SubElement(node, "testcase", classname=f"{suite}.{o.check}", name=o.operation,
                                  time=f"{o.seconds:.3f}")
             if o.status == "failed":
-                for f in o.findings:
+                for f in (f for f in o.findings if f.tier == FAILURE):
                     group = found[f.fingerprint]
                     mark = f", {group.baseline}" if group.baseline else ""
                     failure = ET.SubElement(case, "failure", type=f.rule,
@@ -284,9 +304,27 @@ def junit(result: RunResult) -> str:
                 ET.SubElement(case, "error", message=o.reason.splitlines()[0]).text = o.reason
             elif o.status == "not-exercised":
                 ET.SubElement(case, "skipped", message=o.reason)
+    _differences_suite(root, [g for g in found.values() if g.tier == DIFFERENCE])
     _printable_tree(root)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _differences_suite(root: ET.Element, differences: list[FindingGroup]) -> None:
+    """The differences in a test suite of their own: a passing testcase per difference (they never fail a run), its
+    decision, profile line and evidence as the testcase's output."""
+    if not differences:
+        return
+    node = ET.SubElement(root, "testsuite", name="differences", tests=str(len(differences)), failures="0",
+                         errors="0", skipped="0")
+    for g in differences:
+        f = g.finding
+        case = ET.SubElement(node, "testcase", classname=f"differences.{f.check}", name=f"{g.id} {f.operation}",
+                             time="0.000")
+        ET.SubElement(case, "system-out").text = "\n".join(printable(line) for line in (
+            f"{g.id}: {f.message} (expected {f.expected}, actual {f.actual}{difference_note(f)})",
+            f"decision: {f.decision}", f"profile line: {f.profile_line or '-'}", f"fingerprint: {f.fingerprint}",
+            f"seen by: {', '.join(g.checks)}", f"body: {f.excerpt}", f"reproduce: {f.curl}"))
 
 
 def _printable_tree(root: ET.Element) -> None:
@@ -326,13 +364,23 @@ def html_report(result: RunResult, spec: Spec | None = None) -> str:
     rows = "".join(f"<tr><td>{e(o['suite'])}</td><td>{e(o['check'])}</td><td>{e(o['operation'])}</td>"
                    f"<td class='{e(o['status'])}'>{e(o['status'])}</td><td>{o['cases']}</td>"
                    f"<td>{e(o['reason'].splitlines()[0] if o['reason'] else '')}</td></tr>" for o in data["outcomes"])
-    findings = "".join(f"<tr><td>{e(f['id'])}<br>{f['occurrences']}×{_mark_html(f.get('baseline'))}</td>"
+    def rows_of(tier: str) -> str:
+        return "".join(finding_row(f) for f in data["findings"] if f["tier"] == tier)
+
+    def finding_row(f: dict) -> str:
+        return (f"<tr><td>{e(f['id'])}<br>{f['occurrences']}×{_mark_html(f.get('baseline'))}</td>"
                        f"<td>{'<br>'.join(e(c) for c in f['checks'])}</td>"
                        f"<td>{e(f['operation'])}</td><td>{e(f['rule'])}<br>{e(f['ref'])}<br><code>{e(f['fingerprint'])}"
                        f"</code></td><td>{e(f['message'])}{_also_html(f['also'])}</td><td>{e(f['expected'])}</td>"
                        f"<td>{e(f['actual'])}<br>"
                        f"<code>{e(f['excerpt'])}</code>{_headers_html(f['headers'])}</td><td><details><summary>curl"
-                       f"</summary><code>{e(f['curl'])}</code></details></td></tr>" for f in data["findings"])
+                f"</summary><code>{e(f['curl'])}</code></details></td></tr>")
+
+    findings, differences = rows_of(FAILURE), rows_of(DIFFERENCE)
+    difference_rows = "".join(
+        f"<tr><td>{e(f['id'])}</td><td>{e(f['decision'] or '')}</td><td><code>{e(f['profile_line'] or '')}</code></td>"
+        f"<td>{e(f['operation'])}</td><td>{e(f['message'])}</td><td>{e(f['expected'])}</td><td>{e(f['actual'])}</td>"
+        "</tr>" for f in data["findings"] if f["tier"] == DIFFERENCE)
     reasons = "".join(f"<tr><td>{count}</td><td>{e(reason)}</td></tr>"
                       for reason, count in s["not_exercised_by_reason"].items())
     cov = data["coverage"]
@@ -343,17 +391,22 @@ def html_report(result: RunResult, spec: Spec | None = None) -> str:
         return f"<p>Exercised ({len(part['exercised'])}): {done}</p><details><summary>Not exercised " \
                f"({len(part['not_exercised'])})</summary><ul>{missing}</ul></details>"
 
-    gating = [f for f in data["findings"] if f.get("baseline") != "known"]   # with a baseline, the new ones
-    verdict = "PASS" if not gating and not s["error"] else "FAIL"
+    failing = [f for f in data["findings"] if f["tier"] == FAILURE and f.get("baseline") != "known"]
+    verdict = "PASS" if not failing and not s["error"] else "FAIL"
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>obvalidate conform: {verdict}</title>
 <style>{_CSS}</style></head><body><h1>obvalidate conform: {verdict}</h1>
 <p>Target {e(data['run']['target'])}, seed {data['seed']}, max examples {data['max_examples']}, suites
 {e(', '.join(data['suites']))}: {s['outcomes']} outcomes ({s['passed']} passed, {s['failed']} failed,
 {s['not-exercised']} not exercised, {s['error']} errors), {s['findings']} findings, {s['cases']} requests in
-{data['run']['seconds']} s.</p>
-<h2>Findings</h2><p>{s['findings']} findings ({s['occurrences']} sightings: a defect several checks saw is one
+{data['run']['seconds']} s: {s['failures']} failures, {s['differences']} differences.</p>
+<h2>Failures</h2><p>{s['findings']} findings ({s['occurrences']} sightings: a defect several checks saw is one
 finding naming them, one row per fingerprint).</p>{_baseline_html(data)}<table><tr><th>Id, seen</th><th>Checks</th><th>Operation</th><th>Rule, fingerprint</th><th>What</th>
 <th>Expected</th><th>Actual</th><th>Reproduce</th></tr>{findings}</table>
+<h2>Differences</h2><p>{s['differences']} differences: answers following another reading of a point the interface
+document leaves open. They never fail the run; the profile line states the target's choice, and pinning the decision
+(<code>pinned-decisions</code>, <code>--strict</code>) makes ours a requirement.</p><table><tr><th>Id</th>
+<th>Decision</th><th>Profile line</th><th>Operation</th><th>What</th><th>Expected</th><th>Actual</th></tr>
+{difference_rows}</table>{'<details><summary>evidence</summary><table>' + differences + '</table></details>' if differences else ''}
 <h2>Not exercised, by reason</h2><table><tr><th>Outcomes</th><th>Reason</th></tr>{reasons}</table>
 <h2>Checks</h2><table><tr><th>Suite</th><th>Check</th><th>Operation</th><th>Status</th><th>Cases</th><th>Reason</th>
 </tr>{rows}</table>

@@ -33,7 +33,8 @@ from validator.request import resolve_operation
 from validator.rules import catalogue
 from validator.spec import Spec
 
-from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, Answer, Expected, Finding, NotExercised,
+from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, DIFFERENCE, FAILURE, NOT_OFFERED, Answer, Expected, Finding,
+                    NotExercised,
                     Outcome, bounded_headers, fingerprint, printable, reason)
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool, GatewayOptions, Unanswered
 from .recorded import record
@@ -489,11 +490,12 @@ class Session:
         """Compare an answer with what is expected; a disagreement is a finding. True when they agree."""
         self.exercised_rules.add(rule)
         self.exercised_refs.update(r for r in ref.split(", ") if r)
-        if expected.allows(exchange.answer) or self.code_unreadable(exchange, expected):
+        tier = expected.tier(exchange.answer)
+        if tier is None or self.code_unreadable(exchange, expected):
             return True
         self.disagree(exchange, rule=rule, ref=ref, expected=expected.describe(), message=message,
                       expectation=expected)
-        return False
+        return tier == DIFFERENCE
 
     def disagree(self, exchange: Exchange | None, *, rule: str, ref: str, expected: str, message: str,
                  operation: str | None = None, response: httpx.Response | None = None,
@@ -503,8 +505,15 @@ class Session:
         suite, check_id = self._check
         op = operation or (exchange.operation if exchange else "-")
         actual = exchange.answer if exchange else answer_of(response) if response is not None else Answer(None)
+        tier, decision, line = FAILURE, None, None
+        if expectation is not None and exchange is not None and expectation.tier(exchange.answer) == DIFFERENCE:
+            reading = expectation.reading(exchange.answer)
+            tier, decision, line = DIFFERENCE, reading.decision, reading.line(exchange.answer)
+            message = f"{message} -- another reading of {decision}, which the document leaves open"
         if exchange is not None:
-            rule, ref, message = self.profile_decision(exchange, rule, ref, message)
+            rule, ref, message, chosen = self.profile_decision(exchange, rule, ref, message)
+            if chosen is not None:
+                tier, decision, line = chosen
         # a finding about several answers (pages, concurrent creations) has no one answer: the message says them
         described = actual.describe() if exchange is not None or response is not None else "as the message says"
         finding = Finding(suite, check_id, op, rule, ref or self.rule_ref(rule), message, expected, described,
@@ -517,11 +526,21 @@ class Session:
         with self._lock:
             named = self._named(expected)
         finding.fingerprint = fingerprint(op, rule, re.sub(r"#\d+\}", "}", named), finding.actual)
+        finding.tier, finding.decision, finding.profile_line = tier, decision, line
+        if tier == DIFFERENCE and line:
+            # one choice of the target, one finding: the profile line that states it, whatever the operation
+            finding.fingerprint = fingerprint("*", rule, f"{decision}: {line}", finding.actual)
         self.replayable(finding, exchange, expectation)
-        outcome = self.outcome(op)
+        self.file(op, finding)
+
+    def file(self, operation: str, finding: Finding) -> None:
+        """Add a finding to the running check's outcome on ``operation``: a failure fails it; a difference leaves
+        its status as it is (a difference never fails a run)."""
+        outcome = self.outcome(operation)
         with self._lock:
             outcome.findings.append(finding)
-            outcome.status = "failed"
+            if finding.tier == FAILURE:
+                outcome.status = "failed"
 
     def _without_gateway_headers(self, request: PreparedRequest) -> PreparedRequest:
         """The request without the run's -H headers: the report keeps no API key (a replay's pool adds its own)."""
@@ -565,18 +584,22 @@ class Session:
             return
         finding.replay = {"by": "check", "why": why}
 
-    def profile_decision(self, exchange: Exchange, rule: str, ref: str, message: str) -> tuple[str, str, str]:
+    def profile_decision(self, exchange: Exchange, rule: str, ref: str, message: str
+                         ) -> tuple[str, str, str, tuple[str, str, str] | None]:
         """A disagreement whose answer shows a decision the profile can state, whatever the check: a product refused as
         not offered (403 PRODUCT_INVALID, A31), an operation without path parameters answered as not there (A15,
         A25). It is that decision's finding, with the key that states it, so a run reports the decision once as one
-        group, not the rule each check was testing."""
+        group, not the rule each check was testing: a difference (tier, decision, profile line) unless the profile
+        pins the decision (then None: the caller's tier)."""
         op = self.spec.operation(exchange.operation) if exchange.operation in self.spec.operations else None
         decision = None if op is None else self.judge.profile_decision(
             op, self._path_values(exchange), exchange.request.method, exchange.answer.status, exchange.answer.code)
         if decision is None:
-            return rule, ref, message
+            return rule, ref, message, None
         rule, ref, note = decision
-        return rule, ref, f"{message} (the target {note})"
+        line = self.judge.profile_line(op, self._path_values(exchange), rule)
+        chosen = None if self.profile.pins(ref) else (DIFFERENCE, ref, line)
+        return rule, ref, f"{message} (the target {note})", chosen
 
     def _path_values(self, exchange: Exchange) -> dict[str, str]:
         resolution = resolve_operation(self.spec, exchange.request.method, exchange.request.target.split("?", 1)[0])

@@ -50,7 +50,7 @@ from validator.context import Context, PaymentFacts
 from validator.findings import ERROR
 from validator.rules import catalogue
 
-from ..model import DECLARED_ANSWER, Expected, NotExercised, check
+from ..model import DECLARED_ANSWER, DIFFERENCE, Expected, NotExercised, check
 from ..session import Disagreement, Session, answer_of
 from .data import SEPA, sepa_body
 
@@ -188,10 +188,15 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
                 return
         if not agrees:
             rule = rule_id or (errors[0].rule if errors else CONTROL)
-            raise Disagreement(exchange, expected.describe(), rule, f"{what}: the validator expects "
-                               f"{expected.describe()} ({expected.why}); the target answered {exchange.answer.describe()}"
-                               + (reason_unjudged(exchange.json()) if errors and response.status_code >= 400 else ""),
-                               expected)
+            message = (f"{what}: the validator expects {expected.describe()} ({expected.why}); the target answered "
+                       f"{exchange.answer.describe()}"
+                       + (reason_unjudged(exchange.json()) if errors and response.status_code >= 400 else ""))
+            if expected.tier(exchange.answer) != DIFFERENCE:
+                raise Disagreement(exchange, expected.describe(), rule, message, expected)
+            # another reading of an open point: reported once, and the search goes on (it hides no failure)
+            session.disagree(exchange, rule=rule, ref=ref if rule == rule_id else "", expected=expected.describe(),
+                             message=message, expectation=expected)
+            return
         if response.status_code in http_refusals:
             return  # HTTP's own refusal (A33), not an answer of the interface's: its body is the server's
         if other_reason:
