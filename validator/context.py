@@ -255,6 +255,12 @@ def build_profile_schema() -> dict:
                 "(a start while another authorisation of it is started is 409 CONFLICT).",
                 "enum": list(OPEN_AUTHORISATIONS_CHOICES),
             },
+            "lack-of-funds": {
+                "description": "A24: where a payment the debtor cannot fund is rejected: at-sca (the default: the SCA fails, "
+                "the payment RJCT with fundsAvailable false) or at-batch-run (the SCA finalises, PDNG; the batch run "
+                "rejects it, RJCT with fundsAvailable false). The document states the flag, not the moment.",
+                "enum": ["at-sca", "at-batch-run"],
+            },
             "pinned-decisions": {
                 "description": "Decisions of ours (x-assumptions) the implementation adopts as they are, where the document "
                 "leaves the point open: an answer following another reading of a pinned decision is a failure, not a "
@@ -386,6 +392,8 @@ class Profile:
     open_authorisations: str = "several"  # A35
     gateway_headers: frozenset[str] = frozenset()  # lower-case names of headers a gateway takes (never judged)
     pinned_decisions: frozenset[str] | str = frozenset()  # decisions adopted as they are; "all": every one (--strict)
+    lack_of_funds: str = "at-sca"  # A24: where a payment without funds is rejected (at-sca, at-batch-run)
+    stated: frozenset[str] = frozenset()  # the keys the profile states (a default choice may be stated or not)
 
     @classmethod
     def from_mapping(cls, data: Any, source: str = "profile") -> "Profile":
@@ -424,7 +432,13 @@ class Profile:
             open_authorisations=data.get("open-authorisations", "several"),
             gateway_headers=frozenset(h.lower() for h in data.get("gateway-headers", ())),
             pinned_decisions=_pinned(data.get("pinned-decisions", ())),
+            lack_of_funds=data.get("lack-of-funds", "at-sca"),
+            stated=frozenset(data),
         )
+
+    def states(self, key: str) -> bool:
+        """Whether the profile states ``key`` (its choice, even the default one): then the target is held to it."""
+        return key in self.stated
 
     def pins(self, decision: str | None) -> bool:
         """Whether the profile adopts ``decision`` as it is (pinned-decisions, --strict): another reading of it is

@@ -499,14 +499,17 @@ class Session:
 
     def disagree(self, exchange: Exchange | None, *, rule: str, ref: str, expected: str, message: str,
                  operation: str | None = None, response: httpx.Response | None = None,
-                 expectation: Expected | None = None) -> None:
+                 expectation: Expected | None = None, choice: tuple[str, str] | None = None) -> None:
         """Record a finding; the answer is the exchange's, or ``response`` (one sent outside the signed clients, such
         as the SCA page's). ``expectation``, the judgement in machine form, lets a replay judge the request again."""
         suite, check_id = self._check
         op = operation or (exchange.operation if exchange else "-")
         actual = exchange.answer if exchange else answer_of(response) if response is not None else Answer(None)
         tier, decision, line = FAILURE, None, None
-        if expectation is not None and exchange is not None and expectation.tier(exchange.answer) == DIFFERENCE:
+        if choice is not None:  # another choice of a profile key (choice_differs): a difference
+            tier, (decision, line) = DIFFERENCE, choice
+            message = f"{message} -- another reading of {decision}, which the document leaves open"
+        elif expectation is not None and exchange is not None and expectation.tier(exchange.answer) == DIFFERENCE:
             reading = expectation.reading(exchange.answer)
             tier, decision, line = DIFFERENCE, reading.decision, reading.line(exchange.answer)
             message = f"{message} -- another reading of {decision}, which the document leaves open"
@@ -541,6 +544,14 @@ class Session:
             outcome.findings.append(finding)
             if finding.tier == FAILURE:
                 outcome.status = "failed"
+
+    def choice_differs(self, key: str, decision: str, observed: str | None, ours: str) -> tuple[str, str] | None:
+        """Whether what the target did is another choice of a profile key the profile does not state (nor pins
+        its decision): then ``(decision, profile line)`` for :meth:`disagree`'s ``choice`` -- a difference, not a
+        failure. None: judge by the profile's choice (ours by default)."""
+        if observed is None or observed == ours or self.profile.states(key) or self.profile.pins(decision):
+            return None
+        return decision, f"{key}: {observed}"
 
     def _without_gateway_headers(self, request: PreparedRequest) -> PreparedRequest:
         """The request without the run's -H headers: the report keeps no API key (a replay's pool adds its own)."""

@@ -265,8 +265,24 @@ def lack_of_funds(session: Session, check_id: str) -> None:
     pid = create(session, tpp, "createBulkPayment", bulk_body(LACK_OF_FUNDS_AMOUNT, debtor=payer.as_debtor(),
                                                               text="Tomt"), check_id=check_id, ref="A23")
     authorise(session, tpp, pid, payer.owner, check_id=check_id, where=BULK)
+    # A24: where the lack of funds shows -- the document states the flag, not the moment (profile lack-of-funds)
+    after_sca = status_of(session, tpp, pid, BULK).get("transactionStatus")
+    observed = {"RJCT": "at-sca", "PDNG": "at-batch-run"}.get(after_sca)
+    differs = session.choice_differs("lack-of-funds", "A24", observed, session.profile.lack_of_funds)
+    if (observed if differs else session.profile.lack_of_funds) == "at-batch-run":
+        expect_status(session, tpp, pid, "PDNG", check_id=check_id, ref="A24", where=BULK,
+                      why="after the SCA (lack-of-funds: at-batch-run: the batch run rejects it)")
+        batch_run(session, tpp)
+    failures = len(session.outcome("getPaymentStatus").findings)
     status = expect_status(session, tpp, pid, "RJCT", check_id=check_id, ref="A24", where=BULK,
-                           why="after an SCA without funds")
+                           why="after an SCA without funds" if observed == "at-sca" else "after the batch run")
+    if differs and len(session.outcome("getPaymentStatus").findings) == failures \
+            and status.get("fundsAvailable") is False:
+        exchange = session.call(tpp, "getPaymentStatus", path={**BULK, "paymentId": pid})
+        session.disagree(exchange, rule=check_id, ref="A24", choice=differs,
+                         expected="RJCT with fundsAvailable false when the SCA completes (A24)",
+                         message="a payment without funds was authorised (PDNG) and rejected by the batch run "
+                                 "(RJCT, fundsAvailable false)")
     if status and status.get("fundsAvailable") is not False:
         session.disagree(None, rule=check_id, ref="A24", expected="fundsAvailable false",
                          message=f"fundsAvailable is {status.get('fundsAvailable')!r}", operation="getPaymentStatus")
@@ -421,6 +437,13 @@ def request_id_replay(session: Session, check_id: str) -> None:
                          query=DUPLICATES_ALLOWED)
     conflict = Expected((409,), ("CONFLICT",))
     first_id, again_id = _json(first).get("paymentId"), _json(again).get("paymentId")
+    differs = session.choice_differs("request-id-replay", "A29", _replay_choice(first, again, other), choice)
+    if differs:  # the target follows another choice of A29 than the profile states (none stated): a difference
+        session.disagree(again, rule=check_id, ref="A29", choice=differs, expected="the first response again, "
+                         "another request with the id 409 CONFLICT (A29)", message=f"a repeated X-Request-ID: the "
+                         f"same request answered {again.answer.describe()} (paymentId {again_id!r}, the first "
+                         f"{first_id!r}), another request {other.answer.describe()}")
+        return
     if choice == "first-response":
         if (first.answer.status, _json(first)) != (again.answer.status, _json(again)):
             session.disagree(again, rule=check_id, ref=ref, expected=f"the first response again "
@@ -444,6 +467,20 @@ def request_id_replay(session: Session, check_id: str) -> None:
                        f"handled as new, answered {other.answer.describe()}")
 
 
+def _replay_choice(first: Exchange, again: Exchange, other: Exchange) -> str | None:
+    """Which choice of A29 (request-id-replay) three answers show -- the first request, the same again, another one
+    with the same X-Request-ID -- or None when they show none of them."""
+    statuses = (first.answer.status, again.answer.status, other.answer.status)
+    if statuses == (201, 201, 409) and _json(first) == _json(again):
+        return "first-response"
+    if statuses == (201, 409, 409):
+        return "conflict"
+    ids = {_json(e).get("paymentId") for e in (first, again, other)}
+    if statuses == (201, 201, 201) and len(ids) == 3:
+        return "new-request"
+    return None
+
+
 @scenario("stateful:logical-duplicate", title="a logical duplicate is 409 unless allowLogicalDuplicate=true",
           refs=("A30",))
 def logical_duplicate(session: Session, check_id: str) -> None:
@@ -452,9 +489,15 @@ def logical_duplicate(session: Session, check_id: str) -> None:
     create(session, tpp, "createSepaCreditTransfer", body, check_id=check_id, ref="A23", query={})
     duplicate = session.call(tpp, "createSepaCreditTransfer", body=body)
     refused = session.profile.logical_duplicates == "refused"   # A30 (profile: logical-duplicates)
-    session.expect(duplicate, Expected((409,), ("CONFLICT",)) if refused else CREATED, rule=check_id, ref="A30",
-                   message=f"a logical duplicate answered {duplicate.answer.describe()}"
-                   + ("" if refused else " (the profile allows logical duplicates)"))
+    observed = {409: "refused", 201: "allowed"}.get(duplicate.answer.status)
+    differs = session.choice_differs("logical-duplicates", "A30", observed, session.profile.logical_duplicates)
+    if differs:
+        session.disagree(duplicate, rule=check_id, ref="A30", choice=differs, expected="409 CONFLICT (A30)",
+                         message=f"a logical duplicate answered {duplicate.answer.describe()}")
+    else:
+        session.expect(duplicate, Expected((409,), ("CONFLICT",)) if refused else CREATED, rule=check_id, ref="A30",
+                       message=f"a logical duplicate answered {duplicate.answer.describe()}"
+                       + ("" if refused else " (the profile allows logical duplicates)"))
     allowed = session.call(tpp, "createSepaCreditTransfer", body=body, query=DUPLICATES_ALLOWED)
     session.expect(allowed, CREATED, rule=check_id, ref="A30",
                    message=f"a duplicate with allowLogicalDuplicate=true answered {allowed.answer.describe()}")
@@ -654,6 +697,13 @@ def basket_membership(session: Session, check_id: str) -> None:
                           message=f"a basket of one new payment answered {first.answer.describe()}"):
         return
     second = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid]})
+    observed = {201: "several", 409: "one"}.get(second.answer.status)
+    differs = session.choice_differs("payment-baskets", "A34", observed, choice)
+    if differs:
+        session.disagree(second, rule=check_id, ref="A34", choice=differs, expected="201 (A34: several baskets)",
+                         message=f"a second basket with a payment another basket holds answered "
+                                 f"{second.answer.describe()}")
+        return
     wanted = CREATED if choice == "several" else Expected((409,), ("CONFLICT",), "the payment is in another basket")
     session.expect(second, wanted, rule=check_id, ref=ref,
                    message=f"a second basket with a payment another basket holds answered {second.answer.describe()}"
@@ -734,6 +784,13 @@ def sca_without_effect(session: Session, check_id: str) -> None:
     pid = sepa(session, tpp, "38.00", check_id, debtor=payer.as_debtor())
     first = start_authorisation(session, tpp, pid, check_id=check_id)
     second = session.call(tpp, "startPaymentAuthorisation", path={**SEPA, "paymentId": pid}, headers=AUTHORISE_HEADERS)
+    differs = session.choice_differs("open-authorisations", "A35", {201: "several", 409: "one"}.get(
+        second.answer.status), session.profile.open_authorisations)
+    if differs:
+        session.disagree(second, rule=check_id, ref="A35", choice=differs, expected="201 (A35: several started "
+                         "authorisations)", message="a second authorisation of a payment whose first is started "
+                         f"answered {second.answer.describe()}")
+        return
     if one:
         session.expect(second, Expected((409,), ("CONFLICT",), "another authorisation of the payment is started"),
                        rule=check_id, ref=ref, message="a second authorisation of a payment whose first is started "
