@@ -167,3 +167,21 @@ def with_readings(spec: Spec, profile: Profile, op: Operation | None, request: A
     statuses = expected.statuses + tuple(s for s, _c in extra if s not in expected.statuses)
     codes = expected.codes + tuple(dict.fromkeys(c for _s, c in extra if c not in expected.codes))
     return Expected(statuses, codes, expected.why, expected.codeless, readings=tuple(readings))
+
+
+def refusal_readings(spec: Spec, profile: Profile, warnings: Sequence[Finding]) -> tuple[Expected, ...]:
+    """Refusing a request whose only findings are warnings of decided rules (a non-UUID X-Request-ID, A17; an unknown
+    property, A19; ...) as another reading: a 4xx with a code of the document's code set is a difference from the
+    rule's decision, unless the profile states the rule or pins the decision."""
+    readings: list[Expected] = []
+    for w in warnings:
+        decision = next(iter(_rule_assumptions(w.rule)), None)
+        if decision is None or w.rule in profile.rules or profile.pins(decision):
+            continue
+        if any(r.decision == decision and w.rule in (r.profile_line or "") for r in readings):
+            continue
+        readings.append(Expected(CLIENT_ERRORS, document_codes(spec), why=f"refusing it is another reading "
+                                 f"({decision})", decision=decision,
+                                 profile_line=f"rules: {{{w.rule}: {{severity: error, status: {{status}}, "
+                                              f"code: {{code}}}}}}"))
+    return tuple(readings)

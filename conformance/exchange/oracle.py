@@ -14,11 +14,11 @@ from typing import Any, Protocol, Sequence
 
 from validator import Validator
 from validator.context import Context, Profile, today_in_oslo
-from validator.findings import ERROR, Finding
+from validator.findings import ERROR, WARNING, Finding
 from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
 from validator.spec import Spec
 
-from .basis import with_readings
+from .basis import refusal_readings, with_readings
 from .expect import Expected
 
 # Rules whose answer has a status but no code decided by the document or a decision (the catalogue's code is its
@@ -78,7 +78,11 @@ class Oracle:
         if findings is None:
             findings = self.findings(request, at=at, context=context)
         errors = [f for f in findings if f.severity == ERROR]
-        return self.expectation(request, errors, success), errors
+        expected = self.expectation(request, errors, success)
+        if not errors:
+            readings = refusal_readings(self.spec, self.profile, [f for f in findings if f.severity == WARNING])
+            expected = dataclasses.replace(expected, readings=readings) if readings else expected
+        return expected, errors
 
     def expectation(self, request: Sendable, errors: list[Finding], success: tuple[int, ...]) -> Expected:
         """The errors' statuses and codes (any one of them: the document states no order of checks), the document's

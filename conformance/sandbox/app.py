@@ -319,7 +319,7 @@ def check(s: Sandbox, request: Request, body: bytes, validator: Validator | None
     v.now, v.today = s.clock.now(), s.clock.today()
     if op is not None and op.request_schema_ref and op.request_schema_ref.endswith("/SigningBasketRequest"):
         v.context = _basket_context(s, tpp, body) or v.context
-    findings = request_findings(v, Parsed(req, parsed.problems))
+    findings = F.other_readings(s.faults, request_findings(v, Parsed(req, parsed.problems)), op, header_map)
     answer = refusal(findings, s.faults, op, s.profile.error_body)
     if answer is not None:
         return answer

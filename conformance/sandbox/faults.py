@@ -20,6 +20,9 @@ class Fault:
     bug: str             # what the faulty sandbox does
     where: str           # the one place that consults the switch
     hides: tuple[str, ...] = ()  # validator rule ids whose findings the switch drops
+    # The decision of ours the switch departs from when it breaks no words of the document: another reading of an
+    # open point, which the gate reports as a difference from it (a failure where a profile pins the decision).
+    decision: str | None = None
 
 
 BASKET_OVER_LIMIT = "basket-over-limit"
@@ -54,6 +57,13 @@ SIGNED_HEADERS_PARTIAL = "signed-headers-partial"
 ERROR_BODY_UNDOCUMENTED = "error-body-undocumented"
 # An SCA that moves no payment reported as a success (issue 21, point 6).
 SCA_SUCCESS_WITHOUT_EFFECT = "sca-success-without-effect"
+# Other readings of points the document leaves open (issue 27): no defect, a difference from a decision of ours.
+EMPTY_HEADER_ABSENT = "empty-header-absent"
+UNLISTED_HEADERS_IGNORED = "unlisted-headers-ignored"
+# The header rules the two readings above concern, and the headers of the document's request signing, which it lists
+# for every operation.
+HEADER_FORMAT_RULES = ("header-format", "psu-identity-invalid")
+SIGNING_HEADERS = frozenset({"x-request-id", "digest", "signature", "tpp-signature-certificate", "date"})
 
 FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(BASKET_OVER_LIMIT, "a signing basket holds at most 10 payments (Limits; 400 FORMAT_ERROR)",
@@ -88,14 +98,22 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(FOREIGN_PAYMENT_READABLE, "another TPP's payment does not exist for a TPP: 404 RESOURCE_UNKNOWN (A28)",
           "any TPP reads any payment by id", "lifecycle.Lifecycle.find_payment"),
     Fault(REQUEST_ID_REPLAY_DUPLICATES, "a repeated X-Request-ID with the same request answers the first response (A29)",
-          "the repeated request creates a second payment", "app._serve (X-Request-ID replay lookup)"),
+          "the repeated request creates a second payment", "app._serve (X-Request-ID replay lookup)",
+          decision="A29"),
     Fault(WRITE_LOST, "every 201 is stored exactly once, also under concurrent load",
           "the payment id is taken before the request is checked, so concurrent creations overwrite each other",
           "app.create_payment_endpoint"),
+    Fault(EMPTY_HEADER_ABSENT, "an optional header sent with an empty value is refused, 400 FORMAT_ERROR (A41)",
+          "an optional header sent empty (PSU-Corporate-ID: \"\") is read as absent", "app.check (other_readings)",
+          decision="A41"),
+    Fault(UNLISTED_HEADERS_IGNORED, "header formats are checked on every operation, those the header table does not "
+          "list too (A42)", "an operation outside the document's header table (basket reads, deletion, "
+          "authorisations, status reads) ignores the format of its optional headers", "app.check (other_readings)",
+          decision="A42"),
     Fault(EMPTY_NAME_REFUSED, "a payment whose creditorName is empty is valid: Max70Text has no minimum length",
           "a payment with an empty creditorName is refused with 400 FORMAT_ERROR", "app.check"),
     Fault(REQUEST_ID_NOT_UUID_REFUSED, "an X-Request-ID that is not a UUID is accepted with a warning (A17)",
-          "an X-Request-ID that is not a UUID is refused with 400 FORMAT_ERROR", "app.check"),
+          "an X-Request-ID that is not a UUID is refused with 400 FORMAT_ERROR", "app.check", decision="A17"),
     # issue 17, section 5
     Fault(REFUSAL_PATH_ELSEWHERE, "a refusal's tppMessage path points at what the request breaks (A6: path as the "
           "spec's examples, a pointer into the request)",
@@ -148,6 +166,25 @@ def refused_boundary(faults: "ActiveFaults", headers: dict[str, str], body: byte
         if any(isinstance(e, dict) and e.get("creditorName") == "" for e in entries):
             return "creditorName must not be empty"
     return None
+
+
+def other_readings(faults: "ActiveFaults", findings: list, op, headers: dict[str, str]) -> list:
+    """The findings without those another reading of an open point does not refuse (EMPTY_HEADER_ABSENT: an optional
+    header sent empty is absent; UNLISTED_HEADERS_IGNORED: an operation outside the header table ignores its optional
+    headers' formats); ``headers`` by their lower-case names."""
+    if op is None or not (EMPTY_HEADER_ABSENT in faults or UNLISTED_HEADERS_IGNORED in faults):
+        return findings
+    optional = {p.name.lower() for p in op.header_parameters if not p.required} - SIGNING_HEADERS
+
+    def read_otherwise(f) -> bool:
+        name = f.pointer[len("/headers/"):].lower() if f.pointer.startswith("/headers/") else None
+        if f.rule not in HEADER_FORMAT_RULES or name not in optional:
+            return False
+        if EMPTY_HEADER_ABSENT in faults and not headers.get(name, "x").strip():
+            return True
+        return UNLISTED_HEADERS_IGNORED in faults and op.raw.get("x-header-table-column") == "none"
+
+    return [f for f in findings if not read_otherwise(f)]
 
 
 class UnknownFault(ValueError):
