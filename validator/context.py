@@ -18,6 +18,8 @@ SEVERITY_CHOICES = ("error", "warning", "off")
 
 
 ALL_DECISIONS = "all"   # pinned-decisions: all (conform --strict)
+# A payment product outside the spec a profile may list as known but not offered (A31): service/product.
+PRODUCT_OUTSIDE_SPEC = "^(payments|bulk-payments|periodic-payments)/[a-z0-9]+(-[a-z0-9]+)*$"
 
 
 def _pinned(value: Any) -> frozenset[str] | str:
@@ -224,10 +226,15 @@ def build_profile_schema() -> dict:
             "products-not-offered": {
                 "description": "A31: payment products of the interface this implementation does not offer, as "
                 "payment-service/payment-product: each of their operations answers 403 PRODUCT_INVALID (a product the "
-                "interface does not know stays 404 PRODUCT_UNKNOWN).",
+                "interface does not know stays 404 PRODUCT_UNKNOWN, unless listed here: then it is known but not "
+                "offered, 403 PRODUCT_INVALID).",
                 "type": "array",
                 "uniqueItems": True,
-                "items": {"title": "payment product of the interface", "enum": list(spec_products(spec))},
+                "items": {"anyOf": [
+                    {"title": "payment product of the interface", "enum": list(spec_products(spec))},
+                    {"title": "a payment product the interface does not list (instant, cross-border, ...), known to "
+                              "this implementation but not offered",
+                     "type": "string", "pattern": PRODUCT_OUTSIDE_SPEC}]},
             },
             "absent-operations": {
                 "description": "A15, A25 and the other operations the document's endpoint table does not list: those this "

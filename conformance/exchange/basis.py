@@ -79,9 +79,10 @@ def _rule_stated(profile: Profile, rule: str, *, severity: bool = False) -> bool
 
 
 def acceptance(spec: Spec, profile: Profile, op: Operation | None, request: Any, error: Finding,
-               success: tuple[int, ...]) -> Expected | None:
-    """Accepting the request as another reading of the decision that refuses it (A40, A41, A42), or None: the
-    refusal is the document's, or the profile states or pins it."""
+               success: tuple[int, ...], state: frozenset[tuple[int, str]] = frozenset()) -> Expected | None:
+    """Accepting the request as another reading of the decision that refuses it (A40, A41, A42) -- a success, or a
+    refusal the bank's state explains (``state``: an unknown id, a conflict) -- or None: the refusal is the
+    document's, or the profile states or pins it."""
     if not success:
         return None
     decision, line = refusal_decision(spec, error.rule), None
@@ -106,7 +107,8 @@ def acceptance(spec: Spec, profile: Profile, op: Operation | None, request: Any,
         return None
     if profile.pins(decision) or _rule_stated(profile, error.rule, severity=True):
         return None
-    return Expected(success, why=f"accepting it is another reading ({decision})", decision=decision,
+    return Expected(tuple(sorted({status for status, _code in state})), tuple(sorted({c for _s, c in state})),
+                    why=f"accepting it is another reading ({decision})", codeless=success, decision=decision,
                     profile_line=line)
 
 
@@ -147,14 +149,15 @@ def _rule_assumptions(rule: str) -> tuple[str, ...]:
 
 
 def with_readings(spec: Spec, profile: Profile, op: Operation | None, request: Any, expected: Expected,
-                  errors: Sequence[Finding], success: tuple[int, ...]) -> Expected:
+                  errors: Sequence[Finding], success: tuple[int, ...],
+                  state: frozenset[tuple[int, str]] = frozenset()) -> Expected:
     """``expected`` (the errors' statuses and codes) with the document's own answers added and the other readings of
     the decisions it follows: accepting the request where every error's refusal is a decision (A40-A42), another 4xx
     with a code of the document's code set where a decision gives the status and code (A7, A8)."""
     if not errors or not expected.codes:
         return expected
     readings: list[Expected] = []
-    accepted = [acceptance(spec, profile, op, request, e, success) for e in errors]
+    accepted = [acceptance(spec, profile, op, request, e, success, state) for e in errors]
     if all(accepted):
         readings.append(accepted[0])
     extra: list[tuple[int, str]] = []

@@ -128,6 +128,7 @@ class ExchangeJudge:
         self.base_path = base_path.rstrip("/")
         self.origins = tuple(normal_origin(o) for o in origins)
         self.oracle = Oracle(spec, profile)
+        self.oracle.state_refusals = self.state_refusals
         self.responses = ResponseKinds(spec, self.oracle.validator, profile, base_path=self.base_path,
                                        origins=link_origins)
         self.lifecycle = Lifecycle(spec, profile, capacity=capacity)

@@ -10,7 +10,7 @@ import copy
 import dataclasses
 import datetime as _dt
 import re
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from validator import Validator
 from validator.context import Context, Profile, today_in_oslo
@@ -50,6 +50,9 @@ class Oracle:
         self.validator = Validator(spec=spec, profile=profile)
         self._plain: Validator | None = None
         self._template_patterns: list | None = None
+        # The refusals of a valid request the bank's state explains, per operation (the judge's): a request whose
+        # refusal is a decision may be accepted and then refused for its state (:func:`.basis.acceptance`).
+        self.state_refusals: Callable[[Any], frozenset[tuple[int, str]]] = lambda _op: frozenset()
 
     def validator_at(self, at: _dt.datetime, context: Context | None = None) -> Validator:
         """The validator with its clock at ``at`` (signature Date window, certificate validity, "today" in Oslo for
@@ -92,7 +95,8 @@ class Oracle:
             return expected
         op = resolve_operation(self.spec, request.method, request.target.split("?", 1)[0], paths=self.profile.paths,
                                absent=self.profile.absent_operations).operation
-        return with_readings(self.spec, self.profile, op, request, expected, errors, success)
+        return with_readings(self.spec, self.profile, op, request, expected, errors, success,
+                             self.state_refusals(op) if op is not None else frozenset())
 
     def _expectation(self, request: Sendable, errors: list[Finding], success: tuple[int, ...]) -> Expected:
         if not errors:

@@ -206,7 +206,7 @@ def text(result: RunResult) -> str:
                          "target's choice, pinned-decisions (or --strict) makes our decision a requirement")
         # one line per defect: its id, how often it was seen, where, and its fingerprint (a known one is only this)
         if g.tier == DIFFERENCE:
-            head = f"DIFF from {f.decision}"
+            head = f"DIFF from {f.decision}" if f.decision else "NOTE"
         else:
             head = "KNOWN" if g.baseline == "known" else "FAIL" if g.baseline is None else "FAIL new"
         lines.append(f"{head} {g.id} {len(g.occurrences)}× {f.check} [{f.operation}] rule {f.rule} ({f.ref}) "

@@ -499,7 +499,7 @@ class Session:
 
     def disagree(self, exchange: Exchange | None, *, rule: str, ref: str, expected: str, message: str,
                  operation: str | None = None, response: httpx.Response | None = None,
-                 expectation: Expected | None = None, choice: tuple[str, str] | None = None) -> None:
+                 expectation: Expected | None = None, choice: tuple[str | None, str | None] | None = None) -> None:
         """Record a finding; the answer is the exchange's, or ``response`` (one sent outside the signed clients, such
         as the SCA page's). ``expectation``, the judgement in machine form, lets a replay judge the request again."""
         suite, check_id = self._check
@@ -508,7 +508,8 @@ class Session:
         tier, decision, line = FAILURE, None, None
         if choice is not None:  # another choice of a profile key (choice_differs): a difference
             tier, (decision, line) = DIFFERENCE, choice
-            message = f"{message} -- another reading of {decision}, which the document leaves open"
+            if decision is not None:
+                message = f"{message} -- another reading of {decision}, which the document leaves open"
         elif expectation is not None and exchange is not None and expectation.tier(exchange.answer) == DIFFERENCE:
             reading = expectation.reading(exchange.answer)
             tier, decision, line = DIFFERENCE, reading.decision, reading.line(exchange.answer)
@@ -532,7 +533,7 @@ class Session:
         finding.tier, finding.decision, finding.profile_line = tier, decision, line
         if tier == DIFFERENCE and line:
             # one choice of the target, one finding: the profile line that states it, whatever the operation
-            finding.fingerprint = fingerprint("*", rule, f"{decision}: {line}", finding.actual)
+            finding.fingerprint = fingerprint("*", rule, f"{decision}: {line}", "")
         self.replayable(finding, exchange, expectation)
         self.file(op, finding)
 

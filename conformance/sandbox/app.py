@@ -320,6 +320,10 @@ def check(s: Sandbox, request: Request, body: bytes, validator: Validator | None
     if op is not None and op.request_schema_ref and op.request_schema_ref.endswith("/SigningBasketRequest"):
         v.context = _basket_context(s, tpp, body) or v.context
     findings = F.other_readings(s.faults, request_findings(v, Parsed(req, parsed.problems)), op, header_map)
+    if F.EXTRA_COLLECTION_READ in s.faults and req.method == "GET" and resolution.template is not None \
+            and any(f.rule == "method-not-allowed" for f in findings) \
+            and resolution.template == s.spec.operation("createSepaCreditTransfer").path:
+        return Reply(200, {"payments": []})   # an extension: GET on the SEPA creation path lists (nothing here)
     answer = refusal(findings, s.faults, op, s.profile.error_body)
     if answer is not None:
         return answer

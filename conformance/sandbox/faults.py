@@ -60,6 +60,8 @@ SCA_SUCCESS_WITHOUT_EFFECT = "sca-success-without-effect"
 # Other readings of points the document leaves open (issue 27): no defect, a difference from a decision of ours.
 EMPTY_HEADER_ABSENT = "empty-header-absent"
 UNLISTED_HEADERS_IGNORED = "unlisted-headers-ignored"
+EXTRA_COLLECTION_READ = "extra-collection-read"
+NOTE = "note"   # the decision field of a switch that departs from no decision: an extension the gate notes
 # The header rules the two readings above concern, and the headers of the document's request signing, which it lists
 # for every operation.
 HEADER_FORMAT_RULES = ("header-format", "psu-identity-invalid")
@@ -110,6 +112,10 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
           "list too (A42)", "an operation outside the document's header table (basket reads, deletion, "
           "authorisations, status reads) ignores the format of its optional headers", "app.check (other_readings)",
           decision="A42"),
+    Fault(EXTRA_COLLECTION_READ, "a method the endpoint table does not list on a path is not an operation of the "
+          "interface: 405 (RFC 9110), which the gate accepts with 404 and 501", "GET on the SEPA creation path "
+          "answers 200 (an extra collection read, listing nothing)",
+          "app.check (extra_collection_read)", decision=NOTE),
     Fault(EMPTY_NAME_REFUSED, "a payment whose creditorName is empty is valid: Max70Text has no minimum length",
           "a payment with an empty creditorName is refused with 400 FORMAT_ERROR", "app.check"),
     Fault(REQUEST_ID_NOT_UUID_REFUSED, "an X-Request-ID that is not a UUID is accepted with a warning (A17)",

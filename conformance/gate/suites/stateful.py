@@ -664,7 +664,10 @@ def products_offered(session: Session) -> None:
             continue  # nothing for the target to refuse (the rule is off in the profile)
         ref = "A31" if offered else "A31 (profile products-not-offered)"
         hint = "" if offered else " (the profile says it is not offered)"
-        created = session.send(tpp, tpp.prepare(operation, body=bodies[operation](), query=DUPLICATES_ALLOWED), operation)
+        request = tpp.prepare(operation, body=bodies[operation](), query=DUPLICATES_ALLOWED)
+        if not offered:  # the profile's status and code of product-not-offered, with the readings of its decision
+            invalid = session.predict(request, success=(201,))[0]
+        created = session.send(tpp, request, operation)
         session.expect(created, CREATED if offered else invalid, rule="stateful:products-offered", ref=ref,
                        message=f"creating a {product} payment{hint} answered {created.answer.describe()}"
                                + (" (if the implementation does not offer it, list it under products-not-offered)"
@@ -679,8 +682,10 @@ def products_offered(session: Session) -> None:
     if session.rule_off("product-unknown"):
         return
     path = {"payment-service": "payments", "payment-product": UNKNOWN_PRODUCT, "paymentId": "enc!!b2J2YWxpZGF0ZS1ub25l"}
-    unknown = session.send(tpp, tpp.prepare("getPaymentStatus", path=path), "getPaymentStatus")
-    session.expect(unknown, Expected((404,), ("PRODUCT_UNKNOWN",)), rule="product-unknown", ref="A7",
+    request = tpp.prepare("getPaymentStatus", path=path)
+    wanted = session.predict(request, success=(200,))[0]   # the profile's product-unknown, with A7's readings
+    unknown = session.send(tpp, request, "getPaymentStatus")
+    session.expect(unknown, wanted, rule="product-unknown", ref="A7",
                    message=f"a payment product the interface does not know ({UNKNOWN_PRODUCT}) answered "
                            f"{unknown.answer.describe()}")
 
