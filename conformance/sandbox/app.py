@@ -280,6 +280,21 @@ def _query_values(spec: Spec, op: Operation, pairs: list[tuple[str, str]]) -> di
     return out
 
 
+def _unknown_id(s: Sandbox, op: Operation, tpp: str, path: dict[str, str]) -> Reply | None:
+    """UNKNOWN_IDS_FIRST: the 404 RESOURCE_UNKNOWN of a payment or basket id in the path that is not the TPP's, or
+    None (another order of checks than the validator's first)."""
+    with s.store.snapshot() as tx:
+        try:
+            if "paymentId" in path:
+                s.lifecycle.find_payment(tx, tpp, path["paymentId"], path.get("payment-service"),
+                                         path.get("payment-product"))
+            if "basketId" in path:
+                s.lifecycle.find_basket(tx, tpp, path["basketId"])
+        except Refused as refused:
+            return refused_reply(s, op, refused)
+    return None
+
+
 def _basket_context(s: Sandbox, tpp: str | None, body: bytes) -> Context | None:
     """The payments a basket request names, for the validator's basket rules (REFERENCE_MIX_INVALID)."""
     try:
@@ -325,6 +340,8 @@ def check(s: Sandbox, request: Request, body: bytes, validator: Validator | None
             and resolution.template == s.spec.operation("createSepaCreditTransfer").path:
         return Reply(200, {"payments": []})   # an extension: GET on the SEPA creation path lists (nothing here)
     answer = refusal(findings, s.faults, op, s.profile.error_body)
+    if answer is not None and F.UNKNOWN_IDS_FIRST in s.faults and tpp is not None and op is not None:
+        answer = _unknown_id(s, op, tpp, resolution.path_values) or answer
     if answer is not None:
         return answer
     if s.trusted_cas and tpp is not None and not issued_by(certificate, s.trusted_cas):  # A39: only its CAs

@@ -20,8 +20,10 @@ class Fault:
     bug: str             # what the faulty sandbox does
     where: str           # the one place that consults the switch
     hides: tuple[str, ...] = ()  # validator rule ids whose findings the switch drops
-    # The decision of ours the switch departs from when it breaks no words of the document: another reading of an
-    # open point, which the gate reports as a difference from it (a failure where a profile pins the decision).
+    # What the gate makes of the switch (issue 27, two tiers): None, it breaks the document (a failure); an A-number,
+    # the decision of ours it departs from where the document leaves the point open (a difference from it, a failure
+    # where a profile pins it); NOTE, an extension of the bank's (a difference naming no decision); ANY_READING, what
+    # every reading accepts (no finding at all).
     decision: str | None = None
 
 
@@ -61,7 +63,9 @@ SCA_SUCCESS_WITHOUT_EFFECT = "sca-success-without-effect"
 EMPTY_HEADER_ABSENT = "empty-header-absent"
 UNLISTED_HEADERS_IGNORED = "unlisted-headers-ignored"
 EXTRA_COLLECTION_READ = "extra-collection-read"
+UNKNOWN_IDS_FIRST = "unknown-ids-first"
 NOTE = "note"   # the decision field of a switch that departs from no decision: an extension the gate notes
+ANY_READING = "any reading"   # ... of a switch every reading accepts: the gate finds nothing
 # The header rules the two readings above concern, and the headers of the document's request signing, which it lists
 # for every operation.
 HEADER_FORMAT_RULES = ("header-format", "psu-identity-invalid")
@@ -116,6 +120,10 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
           "interface: 405 (RFC 9110), which the gate accepts with 404 and 501", "GET on the SEPA creation path "
           "answers 200 (an extra collection read, listing nothing)",
           "app.check (extra_collection_read)", decision=NOTE),
+    Fault(UNKNOWN_IDS_FIRST, "the document states no order of checks: a request with a wrong value and an id nobody "
+          "issued may be refused for either", "an id in the path that is not the TPP's is refused (404 "
+          "RESOURCE_UNKNOWN) before the request's format is checked", "app.check (unknown_id_first)",
+          decision=ANY_READING),
     Fault(EMPTY_NAME_REFUSED, "a payment whose creditorName is empty is valid: Max70Text has no minimum length",
           "a payment with an empty creditorName is refused with 400 FORMAT_ERROR", "app.check"),
     Fault(REQUEST_ID_NOT_UUID_REFUSED, "an X-Request-ID that is not a UUID is accepted with a warning (A17)",

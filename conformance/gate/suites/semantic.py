@@ -174,7 +174,8 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
         sent += 1
         session.record_case(operation, request)
         exchange = session.exchange(operation, request, response)
-        agrees = expected.allows(exchange.answer) or session.code_unreadable(exchange, expected)
+        agrees = expected.allows(exchange.answer) or session.code_unreadable(exchange, expected) \
+            or session.unissued_refusal(exchange, expected)
         # where the refusal says what it refuses (a tppMessage path, A6), it must be what the request breaks
         other_reason = reason_problem(exchange.json(), errors) if agrees and response.status_code not in \
             http_refusals else None
