@@ -53,6 +53,7 @@ VALID_REFUSED = "valid-request-refused"
 SERVER_ERROR = "server-error"
 PRODUCT_NOT_OFFERED = "product-not-offered"
 OPERATION_ABSENT = "operation-absent"
+OPERATION_ELSEWHERE = "operation-elsewhere"   # an operation whose path the document does not show, not at ours (A1)
 ABSENT_STATUSES = (404, 405, 501)
 
 
@@ -291,12 +292,18 @@ class ExchangeJudge:
                 and op.raw.get("x-header-table-column") == "none" and op.operation_id not in self.profile.absent_operations):
             return (OPERATION_ABSENT, (op.assumptions or ("Endpoints",))[0],
                     f"has no {op.operation_id}: if so, list it under absent-operations")
+        if (method == op.method and status in ABSENT_STATUSES and not op.path_parameters and "A1" in op.assumptions
+                and op.operation_id not in self.profile.paths):
+            return (OPERATION_ELSEWHERE, "A1", f"does not serve {op.operation_id} at {op.path} (the document does not "
+                                              "show its path): if it serves it elsewhere, state the path under paths")
         return None
 
     def profile_line(self, op: Operation, path_values: dict[str, str], rule: str) -> str:
         """The profile line stating the choice a :meth:`profile_decision` answer shows."""
         if rule == PRODUCT_NOT_OFFERED:
             return f"products-not-offered: [{self.product(op, path_values) or '<service>/<product>'}]"
+        if rule == OPERATION_ELSEWHERE:
+            return f"paths: {{{op.operation_id}: <its path>}}"
         return f"absent-operations: [{op.operation_id}]"
 
     def refusal_explained(self, op: Operation, status: int, code: str | None, body: bytes) -> bool:

@@ -226,7 +226,7 @@ class Session:
         """A signed client of one of the run's TPPs, sending through the run's pool (closed at the end of the run)."""
         client = SignedClient(self.base_url, identity or getattr(self.identities, who), spec=self.spec,
                               clock=clock or self.now, http=self.pool.client(), extra_headers=self.gateway.headers,
-                              also_signed=self.profile.signature_extra_headers)
+                              also_signed=self.profile.signature_extra_headers, paths=self.profile.paths)
         with self._lock:
             self._clients.append(client)
         return client
@@ -686,7 +686,8 @@ class Session:
         return exchange
 
     def path_of(self, operation: str) -> str:
-        return self.spec.operation(operation).path
+        """Where the target serves ``operation``: the profile's path (A1, A15), else the spec's."""
+        return self.profile.paths.get(operation) or self.spec.operation(operation).path
 
     def resolve(self, method: str, path: str) -> str | None:
         op = resolve_operation(self.spec, method, path).operation

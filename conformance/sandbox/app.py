@@ -372,6 +372,8 @@ def _serve(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -
     checked = check(s, request, body)
     if isinstance(checked, Reply):
         return checked
+    if handler is None:  # at a path the profile's paths give the operation (A1, A15): the operation's handler
+        handler = OPERATION_HANDLERS.get(checked.op.operation_id) if s.profile.paths else None
     if handler is None:
         return error_reply(checked.op, 404, [("RESOURCE_UNKNOWN", None, "not served by the sandbox")],
                            s.profile.error_body)
@@ -661,6 +663,24 @@ ROUTES = [
     *sca.ROUTES,
     Route("/{path:path}", AnyMethod()),
 ]
+
+
+# Each operation's handler, for a profile that serves operations at other paths (``paths``, A1, A15): the catch-all
+# route reaches them there (the routes above keep the spec's paths, which such a profile makes unknown).
+OPERATION_HANDLERS: dict[str, Handler] = {
+    "createSepaCreditTransfer": create_payment, "createBulkPayment": create_payment,
+    "createPeriodicPayment": create_payment, "createSigningBasket": create_basket, "getSigningBasket": get_basket,
+    "deleteSigningBasket": delete_basket, "getSigningBasketStatus": get_basket_status,
+    "startSigningBasketAuthorisation": start_authorisation, "getSigningBasketAuthorisationStatus": get_authorisation,
+    "initializeSandbox": initialize, "runSandboxBatch": batch_run, "listSandboxCustomers": list_customers,
+    "createSandboxCustomer": create_customer, "deleteSandboxCustomer": delete_customer,
+    "createSandboxAccount": create_account, "createSandboxCardAccount": create_card_account,
+    "listSandboxAccountTransactions": list_account_transactions,
+    "createSandboxAccountTransactions": create_account_transactions,
+    "listSandboxCardTransactions": list_card_transactions, "createSandboxCardTransactions": create_card_transactions,
+    "getPayment": get_payment, "deletePayment": delete_payment, "getPaymentStatus": get_payment_status,
+    "startPaymentAuthorisation": start_authorisation, "getPaymentAuthorisationStatus": get_authorisation,
+}
 
 
 def create_app(sandbox: Sandbox | None = None, **options: Any) -> Starlette:

@@ -156,12 +156,33 @@ def fuzzing_document(document: dict) -> dict:
     return doc
 
 
+def served_paths(document: dict, paths: tuple[tuple[str, str], ...]) -> dict:
+    """The document with each operation a profile's ``paths`` moves (A1, A15) at the path the implementation serves
+    it, its path-level parameters with it: what Schemathesis sends goes where the target has the operation."""
+    if not paths:
+        return document
+    moved = dict(paths)
+    items = document.get("paths", {})
+    out: dict[str, dict] = {}
+    for template, item in items.items():
+        for key, operation in item.items():
+            target = moved.get(operation.get("operationId")) if isinstance(operation, dict) else None
+            if key in HTTP_METHODS and target:
+                out.setdefault(target, {"parameters": list(item.get("parameters", []))})[key] = operation
+            else:
+                out.setdefault(template, {})[key] = operation
+    return {**document, "paths": {t: i for t, i in out.items() if any(k in HTTP_METHODS for k in i)}}
+
+
+HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
+
+
 @functools.lru_cache(maxsize=4)
-def _schema(spec_id: int, base_url: str):
+def _schema(spec_id: int, base_url: str, paths: tuple[tuple[str, str], ...] = ()):
     import schemathesis
 
     register_formats()
-    schema = schemathesis.openapi.from_dict(fuzzing_document(_SPECS[spec_id].document))
+    schema = schemathesis.openapi.from_dict(fuzzing_document(served_paths(_SPECS[spec_id].document, paths)))
     schema.config.update(base_url=base_url)
     return schema
 
@@ -171,7 +192,7 @@ _SPECS: dict[int, Any] = {}
 
 def schemathesis_schema(session: Session):
     _SPECS[id(session.spec)] = session.spec
-    return _schema(id(session.spec), session.base_url)
+    return _schema(id(session.spec), session.base_url, tuple(sorted(session.profile.paths.items())))
 
 
 # ---------------------------------------------------------------- signing the exact bytes sent
