@@ -188,3 +188,13 @@ def refusal_readings(spec: Spec, profile: Profile, warnings: Sequence[Finding]) 
                                  profile_line=f"rules: {{{w.rule}: {{severity: error, status: {{status}}, "
                                               f"code: {{code}}}}}}"))
     return tuple(readings)
+
+
+def cancellation_reading(spec: Spec, profile: Profile, op: Operation | None) -> tuple[Expected, ...]:
+    """A DELETE the payment's or basket's state refuses "yields an error message" whose code the document does not
+    name: another 4xx with a code of its code set is a difference from A5 (cancellation-refused), unless the profile
+    states the key or pins A5."""
+    if op is None or "x-cancellation" not in op.raw or profile.states("cancellation-refused") or profile.pins("A5"):
+        return ()
+    return (Expected(CLIENT_ERRORS, document_codes(spec), why="a cancellation the state refuses (A5)",
+                     decision="A5", profile_line="cancellation-refused: {status: {status}, code: {code}}"),)

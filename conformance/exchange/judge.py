@@ -336,6 +336,10 @@ class ExchangeJudge:
                 out.add((400, "REFERENCE_MIX_INVALID"))
             if 409 in declared_statuses:
                 out.add((409, "CONFLICT"))
+            refused = self.profile.cancellation_refused   # A5, A27: the profile's refusal of a DELETE the state refuses
+            if refused is not None and op.method == "DELETE" and "x-cancellation" in op.raw:
+                decided = op.raw["x-cancellation"]["refused"]
+                out.add((refused.status or decided["status"], refused.code or decided["code"]))
             if op.method == "POST" and op.path.endswith("/authorisations") and 400 in declared_statuses:
                 out.add((400, "PAYMENT_FAILED"))
             found = cache[op.operation_id] = frozenset(out)

@@ -18,7 +18,7 @@ from validator.findings import ERROR, WARNING, Finding
 from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
 from validator.spec import Spec
 
-from .basis import refusal_readings, with_readings
+from .basis import cancellation_reading, refusal_readings, with_readings
 from .expect import Expected
 
 # Rules whose answer has a status but no code decided by the document or a decision (the catalogue's code is its
@@ -84,6 +84,8 @@ class Oracle:
         expected = self.expectation(request, errors, success)
         if not errors:
             readings = refusal_readings(self.spec, self.profile, [f for f in findings if f.severity == WARNING])
+            if request.method == "DELETE":
+                readings += cancellation_reading(self.spec, self.profile, self._operation(request))
             expected = dataclasses.replace(expected, readings=readings) if readings else expected
         return expected, errors
 
@@ -93,10 +95,13 @@ class Oracle:
         expected = self._expectation(request, errors, success)
         if not errors:
             return expected
-        op = resolve_operation(self.spec, request.method, request.target.split("?", 1)[0], paths=self.profile.paths,
-                               absent=self.profile.absent_operations).operation
+        op = self._operation(request)
         return with_readings(self.spec, self.profile, op, request, expected, errors, success,
                              self.state_refusals(op) if op is not None else frozenset())
+
+    def _operation(self, request: Sendable):
+        return resolve_operation(self.spec, request.method, request.target.split("?", 1)[0], paths=self.profile.paths,
+                                 absent=self.profile.absent_operations).operation
 
     def _expectation(self, request: Sendable, errors: list[Finding], success: tuple[int, ...]) -> Expected:
         if not errors:

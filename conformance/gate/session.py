@@ -549,7 +549,7 @@ class Session:
         finding.tier, finding.decision, finding.profile_line = tier, decision, line
         if tier == DIFFERENCE and line:
             # one choice of the target, one finding: the profile line that states it, whatever the operation
-            finding.fingerprint = fingerprint("*", rule, f"{decision}: {line}", "")
+            finding.fingerprint = fingerprint("*", "", f"{decision}: {line}", "")
         self.replayable(finding, exchange, expectation)
         self.file(op, finding)
 
@@ -630,8 +630,15 @@ class Session:
         return rule, ref, f"{message} (the target {note})", chosen
 
     def _path_values(self, exchange: Exchange) -> dict[str, str]:
-        resolution = resolve_operation(self.spec, exchange.request.method, exchange.request.target.split("?", 1)[0])
-        return resolution.path_values
+        """The request's path parameters; for a path no operation has (an unknown product), the payment service and
+        product its segments name (/v1/{payment-service}/{payment-product}/...)."""
+        path = exchange.request.target.split("?", 1)[0]
+        resolution = resolve_operation(self.spec, exchange.request.method, path, paths=self.profile.paths,
+                                       absent=self.profile.absent_operations)
+        if resolution.path_values or resolution.operation is not None:
+            return resolution.path_values
+        segments = path.split("/")
+        return {"payment-service": segments[2], "payment-product": segments[3]} if len(segments) > 3 else {}
 
     @contextlib.contextmanager
     def searching(self, seen: list["Disagreement"],

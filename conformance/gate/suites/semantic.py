@@ -30,6 +30,7 @@ target's state, are left out with the reason the coverage report gives (:func:`l
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from conformance.mutations import (MUTATIONS, REQUEST_LEFT_OUT, REQUEST_MUTATION
                                    mutate, mutate_request, payloads, signed_draft, synthetic_identity_number,
                                    valid_optional_headers, _KIND as MUTATION_STATE)
 from conformance.mutations import get_at, set_at, sites
+from conformance.exchange.basis import document_codes
 from conformance.exchange.decoding import decode
 from conformance.exchange.oracle import CODE_UNDECIDED  # the status judged, the code not
 from conformance.exchange.reasons import reason_problem, reason_unjudged
@@ -135,7 +137,7 @@ def _control_first(session: Session, client: SignedClient, operation: str, build
 
 def _search(session: Session, client: SignedClient, operation: str, rule_id: str | None, what: str, build,
             success: tuple[int, ...], *, examples: int | None = None, ref: str = "",
-            http_refusals: tuple[int, ...] = ()) -> int:
+            http_refusals: tuple[int, ...] = (), readings: tuple[Expected, ...] = ()) -> int:
     """Run the Hypothesis search for one (rule, operation) pair: ``build(data)`` draws a request, its context and the
     unmutated request it was made from (None for a control); the validator predicts its answer; a disagreement
     becomes one shrunk finding. A disagreement is first checked against the unmutated request: when the target
@@ -168,6 +170,8 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
             control_refused.append(str(why))
             return
         expected, errors = session.predict(request, success=success, context=context)
+        if readings and not errors:  # a control on the edge of a decision: refusing it is another reading
+            expected = dataclasses.replace(expected, readings=expected.readings + readings)
         if errors and all(e.rule in CODE_UNDECIDED for e in errors):
             expected = Expected(expected.statuses, (), f"{expected.why} (no code decided)")
         response = client.send_prepared(request)
@@ -322,7 +326,8 @@ def request_probe(session: Session, operation: str, rule_id: str | None, site=No
         _control_first(session, client, operation, lambda: client.prepare(operation, body=base()[0], **where), created)
     refusals = HTTP_REFUSALS.get(rule_id or "", ())
     return _search(session, client, operation, rule_id, what, build, created + refusals, examples=examples,
-                   ref=control.ref if control is not None else "", http_refusals=refusals)
+                   ref=control.ref if control is not None else "", http_refusals=refusals,
+                   readings=control.readings(session) if control is not None else ())
 
 
 @dataclass(frozen=True)
@@ -333,6 +338,15 @@ class RuleControl:
     what: str
     ref: str
     change: Callable[[Any, Any, st.DataObject], None]
+    refused: str = ""   # the profile line of the other choice, refusing it (a difference unless stated or pinned)
+
+    def readings(self, session: Session) -> tuple[Expected, ...]:
+        decision = self.ref or "A40"
+        key = self.refused.split(":", 1)[0]
+        if not self.refused or session.profile.states(key) or session.profile.pins(decision):
+            return ()
+        return (Expected(tuple(range(400, 500)), document_codes(session.spec), why=f"refusing it is another reading "
+                         f"({decision})", decision=decision, profile_line=self.refused),)
 
 
 # A16: a synthetic test national identity number (month + 80) is accepted unless the profile refuses it
@@ -340,11 +354,13 @@ class RuleControl:
 # under the rule and the decision.
 RULE_CONTROLS = {
     "psu-identity-invalid": RuleControl("a synthetic test X-PSU-IDENTITY (month + 80)", "A16",
-                                        lambda draft, name, data: draft.set_header(name, synthetic_identity_number(data))),
+                                        lambda draft, name, data: draft.set_header(name, synthetic_identity_number(data)),
+                                        "synthetic-identity-numbers: refused"),
     # A list header sent as two lines is one list (RFC 9110 5.3): accepted unless the profile's repeated-headers
     # refuses it for Accept-Language.
     "header-duplicate": RuleControl("Accept-Language sent twice (a list header)", "",
-                                    lambda draft, _name, data: _repeat_list_header(draft, "Accept-Language")),
+                                    lambda draft, _name, data: _repeat_list_header(draft, "Accept-Language"),
+                                    "repeated-headers: {Accept-Language: refused}"),
 }
 
 
