@@ -198,3 +198,18 @@ def cancellation_reading(spec: Spec, profile: Profile, op: Operation | None) -> 
         return ()
     return (Expected(CLIENT_ERRORS, document_codes(spec), why="a cancellation the state refuses (A5)",
                      decision="A5", profile_line="cancellation-refused: {status: {status}, code: {code}}"),)
+
+
+def kid_reading(spec: Spec, profile: Profile, op: Operation | None) -> tuple[Expected, ...]:
+    """Which structured references are KIDs and which check digits count is A11's decision: a valid request of an
+    operation whose payments carry KIDs (the kid-invalid rule's kinds) refused 400 KID_INVALID follows another
+    reading (the bank's kid), unless the profile states kid or pins A11."""
+    if op is None or profile.states("kid") or profile.pins("A11"):
+        return ()
+    from validator.rules import catalogue
+
+    kinds = catalogue()["kid-invalid"].kinds or ()
+    if not any(f"{op.operation_id} request" in spec.kinds[k].operations for k in kinds if k in spec.kinds):
+        return ()
+    return (Expected((400,), ("KID_INVALID",), why="a KID read otherwise (A11)", decision="A11",
+                     profile_line="kid: {reference-types: [<the bank's>], algorithms: [<the bank's>]}"),)

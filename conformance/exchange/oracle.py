@@ -18,7 +18,7 @@ from validator.findings import ERROR, WARNING, Finding
 from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
 from validator.spec import Spec
 
-from .basis import cancellation_reading, refusal_readings, with_readings
+from .basis import cancellation_reading, kid_reading, refusal_readings, with_readings
 from .expect import Expected
 
 # Rules whose answer has a status but no code decided by the document or a decision (the catalogue's code is its
@@ -86,6 +86,8 @@ class Oracle:
             readings = refusal_readings(self.spec, self.profile, [f for f in findings if f.severity == WARNING])
             if request.method == "DELETE":
                 readings += cancellation_reading(self.spec, self.profile, self._operation(request))
+            elif request.method == "POST":
+                readings += kid_reading(self.spec, self.profile, self._operation(request))
             expected = dataclasses.replace(expected, readings=readings) if readings else expected
         return expected, errors
 

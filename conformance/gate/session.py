@@ -617,8 +617,8 @@ class Session:
         """A disagreement whose answer shows a decision the profile can state, whatever the check: a product refused as
         not offered (403 PRODUCT_INVALID, A31), an operation without path parameters answered as not there (A15,
         A25). It is that decision's finding, with the key that states it, so a run reports the decision once as one
-        group, not the rule each check was testing: a difference (tier, decision, profile line) unless the profile
-        pins the decision (then None: the caller's tier)."""
+        group, not the rule each check was testing: a difference (tier, decision, profile line), a failure where the
+        profile pins the decision."""
         op = self.spec.operation(exchange.operation) if exchange.operation in self.spec.operations else None
         decision = None if op is None else self.judge.profile_decision(
             op, self._path_values(exchange), exchange.request.method, exchange.answer.status, exchange.answer.code)
@@ -626,7 +626,7 @@ class Session:
             return rule, ref, message, None
         rule, ref, note = decision
         line = self.judge.profile_line(op, self._path_values(exchange), rule)
-        chosen = None if self.profile.pins(ref) else (DIFFERENCE, ref, line)
+        chosen = (FAILURE, ref, None) if self.profile.pins(ref) else (DIFFERENCE, ref, line)
         return rule, ref, f"{message} (the target {note})", chosen
 
     def _path_values(self, exchange: Exchange) -> dict[str, str]:
