@@ -72,7 +72,7 @@ ENFORCED_BY = {F.WRITE_LOST: ("stateful:concurrent-creations",),
                F.STATUS_MISSING: ("schema:generated-requests",),
                # other readings of open points (issue 27): the checks that meet them
                F.EMPTY_HEADER_ABSENT: ("semantic:header-format",),
-               F.UNLISTED_HEADERS_IGNORED: ("negative:schema-invalid-requests",),
+               F.UNLISTED_HEADERS_IGNORED: ("stateful:unlisted-headers",),
                F.EXTRA_COLLECTION_READ: ("negative:unsupported-methods",),
                F.UNKNOWN_IDS_FIRST: ("negative:schema-invalid-requests", "semantic:header-format",
                                      "stateful:unknown-ids")}

@@ -100,6 +100,8 @@ READINGS = [
             "repeated-headers: {TPP-Session-ID: accepted}", served={"repeated-headers": {"TPP-Session-ID": "accepted"}}),
     Reading("A41 an empty optional header read as absent", ("semantic:header-format",), "A41",
             "rules: {header-format: {severity: warning}}", faults=(F.EMPTY_HEADER_ABSENT,)),
+    Reading("A42 a header the operation's column does not list ignored", ("stateful:unlisted-headers",), "A42",
+            "rules: {header-format: {severity: warning}}", faults=(F.UNLISTED_HEADERS_IGNORED,)),
     Reading("A24 lack of funds shown at the batch run", ("stateful:lack-of-funds",), "A24",
             "lack-of-funds: at-batch-run", served={"lack-of-funds": "at-batch-run"}),
     Reading("A1 the basket creation served elsewhere", ("stateful:basket-membership",), "A1",
@@ -124,37 +126,20 @@ def test_another_reading_is_one_difference_and_a_failure_where_our_decision_is_p
     assert "failure" in tiers(pinned) and "difference" not in tiers(pinned), describe(pinned)
 
 
-def test_a_header_the_operations_column_does_not_list_may_be_ignored(identities):
-    """A42: a basket read (no column of the header table) with a PSU-ID that is no UUID. The sandbox with the switch
-    ignores it (200); the gate's judgement of that answer is a difference from A42 naming the profile line, a
-    failure with A42 pinned; a PSU-ID of the wrong format on an operation the table lists stays the document's."""
+def test_a_header_format_the_document_lists_stays_the_documents(identities):
+    """A42 concerns operations outside the header table only: PSU-ID of the wrong format on a payment creation (whose
+    column lists it) accepted is a failure; on a basket read, a difference from A42."""
     from conformance.client import SignedClient
     from conformance.exchange.expect import DIFFERENCE, FAILURE
     from conformance.exchange.judge import ExchangeJudge
     from conformance.gate.model import Answer
-    from validator.context import DEFAULT_PROFILE
 
-    server = ReferenceServer(faults=(F.UNLISTED_HEADERS_IGNORED,)).start()
-    try:
-        with SignedClient(server.url, identities.tpp) as tpp:
-            created = tpp.call("createSepaCreditTransfer")
-            basket = tpp.call("createSigningBasket", body={"paymentIds": [created.json()["paymentId"]]}).json()
-            request = tpp.prepare("getSigningBasket", path={"basketId": basket["basketId"]},
-                                  headers={"PSU-ID": "not-a-uuid"})
-            answer = tpp.send_prepared(request)
-            creation = tpp.prepare("createSepaCreditTransfer", headers={"PSU-ID": "not-a-uuid"})
-    finally:
-        server.stop()
-    assert answer.status_code == 200, answer.text
-    seen = Answer(200)
-    expected = ExchangeJudge(profile=DEFAULT_PROFILE).oracle.predict(request, success=(200,))[0]
-    assert expected.tier(seen) == DIFFERENCE
-    reading = expected.reading(seen)
-    assert (reading.decision, reading.line(seen)) == ("A42", "rules: {header-format: {severity: warning}}")
-    pinned = Profile.from_mapping({"pinned-decisions": ["A42"]})
-    assert ExchangeJudge(profile=pinned).oracle.predict(request, success=(200,))[0].tier(seen) == FAILURE
-    listed = ExchangeJudge(profile=DEFAULT_PROFILE).oracle.predict(creation, success=(201,))[0]
-    assert listed.tier(Answer(201)) == FAILURE, "the document lists PSU-ID for the creation: its format is the document's"
+    oracle = ExchangeJudge().oracle
+    with SignedClient("http://127.0.0.1:9", identities.tpp) as tpp:
+        read = tpp.prepare("getSigningBasket", path={"basketId": "enc!!YmFza2V0"}, headers={"PSU-ID": "not-a-uuid"})
+        creation = tpp.prepare("createSepaCreditTransfer", headers={"PSU-ID": "not-a-uuid"})
+    assert oracle.predict(read, success=(200,))[0].tier(Answer(200)) == DIFFERENCE
+    assert oracle.predict(creation, success=(201,))[0].tier(Answer(201)) == FAILURE
 
 
 def test_the_bulk_tables_format_error_is_right_by_the_document(tmp_path, identities):
@@ -249,7 +234,8 @@ def test_every_non_default_choice_gated_with_the_same_profile_is_clean_and_witho
     assert report.summary(default)["failures"] == 0, describe(default)
     assert all(g.finding.decision and g.finding.profile_line for g in report.groups(default)), describe(default)
     named = {g.finding.decision for g in report.groups(default)}
-    assert {"A1", "A5", "A7", "A8", "A16", "A24", "A29", "A30", "A31", "A35"} <= named, describe(default)
+    # (lack-of-funds at-batch-run is not seen here: without the profile's paths the batch run is at an unknown path)
+    assert {"A1", "A5", "A7", "A8", "A16", "A25", "A29", "A30", "A31", "A35", "A40"} <= named, describe(default)
 
 
 # ---------------------------------------------------------------- each profile key, sending and judging (section 5)

@@ -496,6 +496,30 @@ def _replay_choice(first: Exchange, again: Exchange, other: Exchange) -> str | N
     return None
 
 
+@scenario("stateful:unlisted-headers", title="a header of the wrong format on operations outside the document's header "
+          "table (a payment's status read, a basket read): refused as decided (A42), or ignored -- a difference",
+          refs=("A42", "A16"))
+def unlisted_headers(session: Session, check_id: str) -> None:
+    """A42 on resources that exist, so an implementation ignoring the header answers 200 (not 404 for an id nobody
+    issued, which every reading accepts)."""
+    tpp = session.client()
+    pid = sepa(session, tpp, "23.00", check_id)
+    reads = [("getPaymentStatus", {**SEPA, "paymentId": pid})]
+    if not session.unavailable("createSigningBasket"):
+        basket = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid]})
+        if basket.answer.status == 201 and _json(basket).get("basketId"):
+            reads.append(("getSigningBasket", {"basketId": _json(basket)["basketId"]}))
+    for operation, path in reads:
+        if session.unavailable(operation, path):
+            continue
+        request = tpp.prepare(operation, path=path, headers={"PSU-ID": "not-a-uuid"})
+        expected, errors = session.predict(request, success=(200,))
+        exchange = session.send(tpp, request, operation)
+        session.expect(exchange, expected, rule=errors[0].rule if errors else check_id, ref="A42",
+                       message=f"{operation} with PSU-ID 'not-a-uuid' (its operation outside the header table) "
+                               f"answered {exchange.answer.describe()}")
+
+
 @scenario("stateful:logical-duplicate", title="a logical duplicate is 409 unless allowLogicalDuplicate=true",
           refs=("A30",))
 def logical_duplicate(session: Session, check_id: str) -> None:
