@@ -11,8 +11,8 @@ by the document.
   does not list (A42): accepting the request is another reading.
 
 A profile stating the rule (its status, code or severity under ``rules``, ``repeated-headers``) or pinning the
-decision (``pinned-decisions``, ``conform --strict``) leaves the other readings out: the profile's answer is then the
-one the target must give.
+decision (``pinned-decisions``, ``conform --strict``) pins the other readings: the profile's answer is then the one
+the target must give, and another is a failure naming the decision.
 """
 from __future__ import annotations
 
@@ -81,20 +81,21 @@ def _rule_stated(profile: Profile, rule: str, *, severity: bool = False) -> bool
 def acceptance(spec: Spec, profile: Profile, op: Operation | None, request: Any, error: Finding,
                success: tuple[int, ...], state: frozenset[tuple[int, str]] = frozenset()) -> Expected | None:
     """Accepting the request as another reading of the decision that refuses it (A40, A41, A42) -- a success, or a
-    refusal the bank's state explains (``state``: an unknown id, a conflict) -- or None: the refusal is the
-    document's, or the profile states or pins it."""
+    refusal the bank's state explains (``state``: an unknown id, a conflict) -- pinned where the profile states or
+    pins it; None: the refusal is the document's."""
     if not success:
         return None
     decision, line = refusal_decision(spec, error.rule), None
     header = _header(error.pointer)
     if decision is not None:
+        stated = False
         if error.rule == "header-duplicate" and header:
-            if header.lower() in profile.repeated_headers:
-                return None
+            stated = header.lower() in profile.repeated_headers
             line = f"repeated-headers: {{{header}: accepted}}"
         else:
             line = f"rules: {{{error.rule}: {{severity: warning}}}}"
     elif error.rule in HEADER_RULES and header and header.lower() not in SIGNING_HEADERS and op is not None:
+        stated = False
         optional = any(p.name.lower() == header.lower() and not p.required for p in op.header_parameters)
         if optional and any(not v.strip() for v in _values(request, header)):
             decision = EMPTY_HEADER
@@ -105,17 +106,16 @@ def acceptance(spec: Spec, profile: Profile, op: Operation | None, request: Any,
         line = f"rules: {{{error.rule}: {{severity: warning}}}}"
     else:
         return None
-    if profile.pins(decision) or _rule_stated(profile, error.rule, severity=True):
-        return None
+    pinned = stated or profile.pins(decision) or _rule_stated(profile, error.rule, severity=True)
     return Expected(tuple(sorted({status for status, _code in state})), tuple(sorted({c for _s, c in state})),
                     why=f"accepting it is another reading ({decision})", codeless=success, decision=decision,
-                    profile_line=line)
+                    profile_line=line, pinned=pinned)
 
 
 def answer_readings(spec: Spec, profile: Profile, op: Operation | None, error: Finding
                     ) -> tuple[tuple[tuple[int, str], ...], Expected | None]:
     """(answers the document itself gives this refusal, the other reading of the decision that gives its status and
-    code or None)."""
+    code -- pinned where the profile states the rule or pins the decision -- or None: the document names both)."""
     if error.status is None or error.code is None:
         return (), None
     operation_id = op.operation_id if op is not None else None
@@ -130,13 +130,12 @@ def answer_readings(spec: Spec, profile: Profile, op: Operation | None, error: F
             answers.append((entry["status"], entry["code"]))
             stated_status = entry["status"]
     decision = A8 if A8 in _rule_assumptions(error.rule) else A7
-    if profile.pins(decision) or _rule_stated(profile, error.rule):
-        return tuple(answers), None
+    pinned = profile.pins(decision) or _rule_stated(profile, error.rule)
     statuses = (stated_status,) if stated_status is not None else CLIENT_ERRORS
     codes = all_codes(spec) if decision == A8 else document_codes(spec)
     other = Expected(statuses, codes, why=f"any {'/'.join(map(str, statuses)) if stated_status else '4xx'} with a "
                      f"code of the {'interface' if decision == A8 else 'document'}'s code set ({decision})",
-                     decision=decision,
+                     decision=decision, pinned=pinned,
                      profile_line=f"rules: {{{error.rule}: {{status: {{status}}, code: {{code}}}}}}")
     return tuple(answers), other
 
@@ -179,14 +178,15 @@ def refusal_readings(spec: Spec, profile: Profile, warnings: Sequence[Finding]) 
     readings: list[Expected] = []
     for w in warnings:
         decision = next(iter(_rule_assumptions(w.rule)), None)
-        if decision is None or w.rule in profile.rules or profile.pins(decision):
+        if decision is None:
             continue
         if any(r.decision == decision and w.rule in (r.profile_line or "") for r in readings):
             continue
         readings.append(Expected(CLIENT_ERRORS, document_codes(spec), why=f"refusing it is another reading "
                                  f"({decision})", decision=decision,
                                  profile_line=f"rules: {{{w.rule}: {{severity: error, status: {{status}}, "
-                                              f"code: {{code}}}}}}"))
+                                              f"code: {{code}}}}}}",
+                                 pinned=w.rule in profile.rules or profile.pins(decision)))
     return tuple(readings)
 
 
@@ -194,17 +194,18 @@ def cancellation_reading(spec: Spec, profile: Profile, op: Operation | None) -> 
     """A DELETE the payment's or basket's state refuses "yields an error message" whose code the document does not
     name: another 4xx with a code of its code set is a difference from A5 (cancellation-refused), unless the profile
     states the key or pins A5."""
-    if op is None or "x-cancellation" not in op.raw or profile.states("cancellation-refused") or profile.pins("A5"):
+    if op is None or "x-cancellation" not in op.raw:
         return ()
     return (Expected(CLIENT_ERRORS, document_codes(spec), why="a cancellation the state refuses (A5)",
-                     decision="A5", profile_line="cancellation-refused: {status: {status}, code: {code}}"),)
+                     decision="A5", profile_line="cancellation-refused: {status: {status}, code: {code}}",
+                     pinned=profile.states("cancellation-refused") or profile.pins("A5")),)
 
 
 def kid_reading(spec: Spec, profile: Profile, op: Operation | None) -> tuple[Expected, ...]:
     """Which structured references are KIDs and which check digits count is A11's decision: a valid request of an
     operation whose payments carry KIDs (the kid-invalid rule's kinds) refused 400 KID_INVALID follows another
     reading (the bank's kid), unless the profile states kid or pins A11."""
-    if op is None or profile.states("kid") or profile.pins("A11"):
+    if op is None:
         return ()
     from validator.rules import catalogue
 
@@ -212,4 +213,5 @@ def kid_reading(spec: Spec, profile: Profile, op: Operation | None) -> tuple[Exp
     if not any(f"{op.operation_id} request" in spec.kinds[k].operations for k in kinds if k in spec.kinds):
         return ()
     return (Expected((400,), ("KID_INVALID",), why="a KID read otherwise (A11)", decision="A11",
-                     profile_line="kid: {reference-types: [<the bank's>], algorithms: [<the bank's>]}"),)
+                     profile_line="kid: {reference-types: [<the bank's>], algorithms: [<the bank's>]}",
+                     pinned=profile.states("kid") or profile.pins("A11")),)

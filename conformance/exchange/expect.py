@@ -5,7 +5,8 @@ of that expectation -- the interface document's own words, or a decision of ours
 Two tiers (issue 27): an answer the expectation does not allow is a **failure** when it contradicts the document, and
 a **difference** when it follows another reading of a point the document leaves open: each of ``readings`` is what
 another reading allows, with the decision it differs from and the profile line that would state the target's choice.
-A profile that pins the decision leaves its readings out: then any other answer is a failure.
+A profile that pins the decision (or states the point) marks its readings pinned: an answer they allow is then a
+failure naming the decision.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ class Expected:
     readings: tuple["Expected", ...] = ()
     decision: str | None = None      # of a reading: the decision it differs from
     profile_line: str | None = None  # of a reading: the profile line stating it
+    pinned: bool = False             # of a reading: the profile pins the decision or states the point otherwise
 
     def allows(self, answer: _Answer) -> bool:
         if answer.status in self.codeless:
@@ -49,10 +51,11 @@ class Expected:
 
     def tier(self, answer: _Answer) -> str | None:
         """None when the answer agrees; :data:`DIFFERENCE` when another reading of a point the document leaves open
-        allows it; :data:`FAILURE` otherwise."""
+        allows it (a reading the profile pins: :data:`FAILURE`, naming the decision); :data:`FAILURE` otherwise."""
         if self.allows(answer):
             return None
-        return DIFFERENCE if self.reading(answer) is not None else FAILURE
+        reading = self.reading(answer)
+        return DIFFERENCE if reading is not None and not reading.pinned else FAILURE
 
     def line(self, answer: _Answer) -> str | None:
         """This reading's profile line for the answer (None: no profile key states it)."""
@@ -69,6 +72,8 @@ class Expected:
             out["decision"] = self.decision
         if self.profile_line is not None:
             out["profile_line"] = self.profile_line
+        if self.pinned:
+            out["pinned"] = True
         return out
 
     @classmethod
@@ -76,7 +81,8 @@ class Expected:
         return cls(tuple(int(s) for s in data["statuses"]), tuple(str(c) for c in data.get("codes", ())),
                    codeless=tuple(int(s) for s in data.get("codeless", ())),
                    readings=tuple(cls.from_dict(r) for r in data.get("readings", ()) if isinstance(r, dict)),
-                   decision=data.get("decision"), profile_line=data.get("profile_line"))
+                   decision=data.get("decision"), profile_line=data.get("profile_line"),
+                   pinned=bool(data.get("pinned", False)))
 
     def describe(self) -> str:
         statuses = "/".join(str(s) for s in self.statuses)

@@ -231,7 +231,7 @@ class ExchangeJudge:
                 return [ExchangeFinding(SERVER, rule, ERROR, ref, "/status", f"{message} (the bank {note})",
                                         expected.describe(), actual)]
             reading = expected.reading(_Seen(answer.status, code))
-            if reading is not None:  # another reading of an open point: a difference, never an error of the bank's
+            if reading is not None and not reading.pinned:  # another reading of an open point: a difference
                 line = reading.line(_Seen(answer.status, code))
                 return [ExchangeFinding(SERVER, first.rule, WARNING, reading.decision or ref, first.pointer,
                                         f"{message} -- a difference from {reading.decision}, another reading of a "

@@ -526,10 +526,13 @@ class Session:
             tier, (decision, line) = DIFFERENCE, choice
             if decision is not None:
                 message = f"{message} -- another reading of {decision}, which the document leaves open"
-        elif expectation is not None and exchange is not None and expectation.tier(exchange.answer) == DIFFERENCE:
+        elif expectation is not None and exchange is not None and not expectation.allows(exchange.answer) \
+                and expectation.reading(exchange.answer) is not None:
             reading = expectation.reading(exchange.answer)
-            tier, decision, line = DIFFERENCE, reading.decision, reading.line(exchange.answer)
-            message = f"{message} -- another reading of {decision}, which the document leaves open"
+            tier = FAILURE if reading.pinned else DIFFERENCE
+            decision, line = reading.decision, reading.line(exchange.answer)
+            message = (f"{message} -- another reading of {decision}, which the document leaves open"
+                       + (" and the profile pins (or states otherwise)" if reading.pinned else ""))
         if exchange is not None:
             rule, ref, message, chosen = self.profile_decision(exchange, rule, ref, message)
             if chosen is not None:
