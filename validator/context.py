@@ -359,6 +359,13 @@ def _profile_message(error) -> str:
         if title:
             return f"{error.instance!r} is not a {title}{hint}"
         return f"{error.instance!r} is not one of {', '.join(members)}{hint}"
+    if error.validator == "anyOf" and isinstance(error.instance, str):  # e.g. a product of the interface or beyond it
+        members = [str(m) for alternative in error.validator_value for m in alternative.get("enum", ())]
+        forms = " nor ".join(a["title"] + (f" ({', '.join(a['enum'])})" if "enum" in a else f" (written {a['pattern']})")
+                            for a in error.validator_value if "title" in a)
+        return f"{error.instance!r} is neither {forms}{did_you_mean(error.instance, members)}"
+    if error.validator == "oneOf" and "pinned-decisions" in map(str, error.absolute_path):
+        return f"{error.instance!r}: pinned-decisions takes all or a list of decision ids (A1, A7, ...)"
     return error.message
 
 

@@ -247,11 +247,15 @@ def test_the_profile_keys_are_checked_and_read():
                                     "absent-operations": ["runSandboxBatch"], "payment-baskets": "one"})
     assert (profile.request_id_replay, profile.products_not_offered, profile.absent_operations,
             profile.payment_baskets) == ("conflict", (PERIODIC,), frozenset({"runSandboxBatch"}), "one")
+    # a product the interface does not have may be named too: known to the implementation, not offered (403)
+    assert Profile.from_mapping({"products-not-offered": ["payments/instant-sepa-credit-transfers"]}) \
+        .products_not_offered == ("payments/instant-sepa-credit-transfers",)
     defaults = Profile()
     assert (defaults.request_id_replay, defaults.products_not_offered, defaults.absent_operations,
             defaults.payment_baskets) == ("first-response", (), frozenset(), "several")
     for bad, said in (({"absent-operations": ["createSepaCreditTransfer"]}, "operation the document does not list"),
-                      ({"products-not-offered": ["payments/instant-sepa-credit-transfers"]}, "payment product"),
+                      ({"products-not-offered": ["instant"]}, "payment product"),
+                      ({"pinned-decisions": ["A99"]}, "pinned-decisions"),
                       ({"request-id-replay": "ignored"}, "request-id-replay"),
                       ({"payment-baskets": "two"}, "payment-baskets")):
         with pytest.raises(ConfigError, match=said):
