@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from validator.context import Profile
+from validator.context import ALL_DECISIONS, Profile
 from validator.findings import Finding
 from validator.spec import Operation, Spec
 
@@ -30,6 +30,7 @@ CLIENT_ERRORS = tuple(range(400, 500))
 # The headers of the document's request signing (all operations): listed for every operation, whatever its column.
 SIGNING_HEADERS = frozenset({"x-request-id", "digest", "signature", "tpp-signature-certificate", "date"})
 HEADER_RULES = ("header-format", "psu-identity-invalid")
+METHOD_NOT_ALLOWED = "method-not-allowed"
 
 
 def _cached(spec: Spec, name: str, build) -> Any:
@@ -85,6 +86,9 @@ def acceptance(spec: Spec, profile: Profile, op: Operation | None, request: Any,
     pins it; None: the refusal is the document's."""
     if not success:
         return None
+    if error.rule == METHOD_NOT_ALLOWED:  # a method the endpoint table does not list, answered: an extension (a note)
+        return Expected(tuple(range(200, 300)), why="an extension of the bank's",
+                        pinned=profile.pinned_decisions == ALL_DECISIONS)
     decision, line = refusal_decision(spec, error.rule), None
     header = _header(error.pointer)
     if decision is not None:

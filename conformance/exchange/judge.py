@@ -188,7 +188,7 @@ class ExchangeJudge:
         success = declared(self.spec, op.operation_id)[0] if op is not None else ()
         expected, errors = self.oracle.predict(sent, success=success, findings=findings)
         if errors and all(e.rule in CODE_UNDECIDED for e in errors):
-            expected = Expected(expected.statuses, (), f"{expected.why} (no code decided)", expected.codeless)
+            expected = dataclasses.replace(expected, codes=(), why=f"{expected.why} (no code decided)")
         predicted = (expected.statuses[0], expected.codes[0] if expected.codes else None) if expected.statuses \
             else None
         if answer is None:

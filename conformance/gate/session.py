@@ -531,7 +531,8 @@ class Session:
             reading = expectation.reading(exchange.answer)
             tier = FAILURE if reading.pinned else DIFFERENCE
             decision, line = reading.decision, reading.line(exchange.answer)
-            message = (f"{message} -- another reading of {decision}, which the document leaves open"
+            message = (f"{message} -- " + (f"another reading of {decision}, which the document leaves open"
+                                           if decision else "an extension of the bank's (a note)")
                        + (" and the profile pins (or states otherwise)" if reading.pinned else ""))
         if exchange is not None:
             rule, ref, message, chosen = self.profile_decision(exchange, rule, ref, message)
@@ -553,6 +554,8 @@ class Session:
         if tier == DIFFERENCE and line:
             # one choice of the target, one finding: the profile line that states it, whatever the operation
             finding.fingerprint = fingerprint("*", "", f"{decision}: {line}", "")
+        elif tier == DIFFERENCE and decision is None:  # a note: one extension, one finding, whatever the check expected
+            finding.fingerprint = fingerprint(op, rule, "an extension", finding.actual)
         self.replayable(finding, exchange, expectation)
         self.file(op, finding)
 

@@ -173,7 +173,7 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
         if readings and not errors:  # a control on the edge of a decision: refusing it is another reading
             expected = dataclasses.replace(expected, readings=expected.readings + readings)
         if errors and all(e.rule in CODE_UNDECIDED for e in errors):
-            expected = Expected(expected.statuses, (), f"{expected.why} (no code decided)")
+            expected = dataclasses.replace(expected, codes=(), why=f"{expected.why} (no code decided)")
         response = client.send_prepared(request)
         sent += 1
         session.record_case(operation, request)
