@@ -284,8 +284,11 @@ def test_a_difference_has_its_own_section_in_every_format_and_never_fails_the_ru
     options = ["--fault", F.REQUEST_ID_NOT_UUID_REFUSED, "--check", "semantic:header-recommended-format",
                "--max-examples", "1", "--quiet"]
     runner = CliRunner()
-    done = runner.invoke(conform, [*options, "--report-dir", str(tmp_path / "report")])
+    baseline = tmp_path / "baseline.json"
+    done = runner.invoke(conform, [*options, "--report-dir", str(tmp_path / "report"), "--write-baseline",
+                                   str(baseline)])
     assert done.exit_code == 0, done.output
+    assert json.loads(baseline.read_text(encoding="utf-8"))["findings"] == [], "a baseline lists failures only"
     assert "DIFFERENCES (1)" in done.output and "DIFF from A17 D1" in done.output
     line = "rules: {header-recommended-format: {severity: error, status: 400, code: FORMAT_ERROR}}"
     assert f"profile line stating the target's choice: {line}" in done.output
