@@ -310,3 +310,12 @@ def test_a_difference_has_its_own_section_in_every_format_and_never_fails_the_ru
     assert github.exit_code == 0 and "::warning title=difference from A17" in github.output
     strict = runner.invoke(conform, [*options, "--strict"])
     assert strict.exit_code == 1 and "FAIL F1" in strict.output, strict.output
+
+
+def test_a_replay_without_names_replays_the_failures():
+    from conformance.gate.replay import select
+
+    findings = [{"id": "F1", "fingerprint": "a" * 16, "tier": "failure"},
+                {"id": "D1", "fingerprint": "b" * 16, "tier": "difference"}]
+    assert [f["id"] for f in select(findings, ())] == ["F1"]
+    assert [f["id"] for f in select(findings, ("D1",))] == ["D1"], "a difference named is replayed"
