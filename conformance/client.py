@@ -122,6 +122,8 @@ class SignedClient:
         ``(name, value)`` pairs sent with every request that lacks the header, never signed (a gateway's API key).
     ``also_signed``
         Header names signed besides the signing profile's (``x-signed-headers``), each when present.
+    ``paths``
+        Path templates by operation id where the implementation serves operations elsewhere (a profile's ``paths``).
 
     :meth:`call` and :meth:`prepare` take the operation id (an ``operationId`` of
     spec/openapi.yaml) and, each optional: ``path`` (path parameter values by name: ``{"payment-service":
@@ -134,8 +136,10 @@ class SignedClient:
                  clock: Callable[[], _dt.datetime] | None = None, http: httpx.Client | None = None,
                  timeout: float = 30.0, event_hooks: Mapping[str, list] | None = None,
                  extra_headers: tuple[tuple[str, str], ...] = (), also_signed: tuple[str, ...] = (),
-                 max_response_bytes: int = bounded.DEFAULT_MAX_BYTES) -> None:
+                 max_response_bytes: int = bounded.DEFAULT_MAX_BYTES, paths: Mapping[str, str] | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        # Where the implementation serves an operation, when not at the spec's path (a profile's paths, A1, A15).
+        self.paths = dict(paths or {})
         # Sent with every request unless it has the header already, never signed (a gateway's, such as an API key).
         self.extra_headers = tuple(extra_headers)
         self.also_signed = tuple(also_signed)   # signed besides the profile list, each when present
@@ -159,7 +163,8 @@ class SignedClient:
         if body is _DEFAULT and op.request_schema_ref:
             body = self.default_body(operation_id)
         options = {} if body is _DEFAULT else {"body": None if raw is not None else body}
-        envelope = build_request(self.spec, operation_id, path_values=path, query=query, headers=given, **options)
+        envelope = build_request(self.spec, operation_id, path_values=path, query=query, headers=given,
+                                 paths=self.paths, **options)
         data = bytes(raw) if raw is not None else envelope.get("body", "").encode("utf-8")
         pairs = list(envelope["headers"].items())
         if data and op.request_schema_ref and not any(n.lower() == "content-type" for n in given):

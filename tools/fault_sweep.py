@@ -9,10 +9,13 @@ started with only that switch on and ``obvalidate conform`` runs all suites agai
 command's defaults). A switch's *new findings* are its run's findings (one per fingerprint, as the reports count
 them) that the faithful sandbox's run does not have -- what a bank comparing with a baseline would see; one fault
 should be one new finding (a consequence of a finding already reported is not a new finding of another rule). The
-table gives, per switch, the new findings and their rules, the findings per suite, then the check ids that found
-something (with their counts). ``--reports DIR`` writes each run's reports (conform.json, .junit.xml, .html, .sarif,
-the text and GitHub outputs) under DIR/<switch>/. Exit 1 when a switch is caught by no suite, or when the faithful
-sandbox has a finding or a check errs; 0 otherwise. (CI runs only the checks enforcing each switch:
+table gives, per switch, the new findings and their rules, the findings per suite, the tier the registry gives the
+switch (faults.py ``decision``: a failure where it breaks the document, a difference from the decision it departs
+from, a note, none where every reading accepts it) and the tier seen, then the check ids that found something (with
+their counts). ``--reports DIR`` writes each run's reports (conform.json, .junit.xml, .html, .sarif, the text and
+GitHub outputs) under DIR/<switch>/. Exit 1 when a switch is caught by no suite (one every reading accepts aside), is
+caught in another tier (a failure for a switch following another reading, none for one breaking the document), or
+when the faithful sandbox has a finding or a check errs; 0 otherwise. (CI runs only the checks enforcing each switch:
 tests/conformance/test_gate.py.)
 """
 from __future__ import annotations
@@ -31,7 +34,7 @@ from conformance.gate.model import SUITES  # noqa: E402
 from conformance.gate.runner import RunOptions, RunResult, run  # noqa: E402
 from conformance.gate.session import Identities  # noqa: E402
 from conformance.gate.target import ReferenceServer  # noqa: E402
-from conformance.sandbox.faults import FAULTS  # noqa: E402
+from conformance.sandbox.faults import ANY_READING, FAULTS, NOTE  # noqa: E402
 
 FAITHFUL = "(none)"
 
@@ -61,7 +64,25 @@ def sweep_one(switch: str, options: argparse.Namespace, identities: Identities,
             "fingerprints": sorted(g.finding.fingerprint for g in found),
             "new": len(new), "new_rules": dict(sorted(Counter(g.finding.rule for g in new).items())),
             "new_titles": [f"{g.finding.rule} on {g.finding.operation}: {g.finding.message}" for g in new],
-            "checks": dict(sorted(checks.items())), "errors": errors, "requests": len(result.cases)}
+            "checks": dict(sorted(checks.items())), "errors": errors, "requests": len(result.cases),
+            "failures": sum(g.tier == "failure" for g in found),
+            "differences": sorted({g.finding.decision or "note" for g in found if g.tier == "difference"}),
+            "tier": None if switch == FAITHFUL else expected_tier(FAULTS[switch])}
+
+
+def expected_tier(fault) -> str:
+    """The tier the switch's registry entry gives it (faults.py: decision): failure, difference from A<n>, note, none."""
+    if fault.decision is None:
+        return "failure"
+    return {NOTE: "note", ANY_READING: "none"}.get(fault.decision, f"difference from {fault.decision}")
+
+
+def tier_seen(row: dict) -> str:
+    if row["failures"]:
+        return "failure"
+    if row["differences"]:
+        return " ".join("note" if d == "note" else f"difference from {d}" for d in row["differences"])
+    return "none"
 
 
 def _write_reports(result: RunResult, directory: Path) -> None:
@@ -77,17 +98,18 @@ def _write_reports(result: RunResult, directory: Path) -> None:
 
 def table(rows: list[dict]) -> str:
     suites = list(rows[0]["findings"]) if rows else list(SUITES)
-    header = ["switch", "new findings", "their rules", *suites, "s", "caught by (check: findings)"]
+    header = ["switch", "new findings", "their rules", *suites, "s", "tier (given: seen)", "caught by (check: findings)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        nothing = "no finding (as it must)" if row["switch"] == FAITHFUL else "NOT CAUGHT"
+        nothing = "no finding (as it must)" if row["switch"] == FAITHFUL or row["tier"] == "none" else "NOT CAUGHT"
         caught = ", ".join(f"{c}: {n}" for c, n in row["checks"].items()) or nothing
         if row["errors"]:
             caught += f"; errors in {', '.join(row['errors'])}"
         rules = ", ".join(f"{r} ({n})" if n > 1 else r for r, n in row["new_rules"].items()) or "-"
         new = "-" if row["switch"] == FAITHFUL else str(row["new"])
+        tier = "-" if row["tier"] is None else f"{row['tier']}: {tier_seen(row)}"
         cells = [row["switch"], new, rules, *(str(row["findings"][s]) for s in suites), f"{row['seconds']:.0f}",
-                 caught]
+                 tier, caught]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -125,10 +147,14 @@ def main(argv: list[str] | None = None) -> int:
         Path(options.json).write_text(json.dumps({"rows": rows, "seconds": round(total, 1)}, indent=2) + "\n",
                                       encoding="utf-8")
     faithful, faulty = rows[0], rows[1:]
-    missed = [r["switch"] for r in faulty if not r["checks"]]
+    missed = [r["switch"] for r in faulty if not r["checks"] and r["tier"] != "none"]
     problems = []
     if missed:
         problems.append(f"caught by no suite: {', '.join(missed)}")
+    # a switch breaking the document must fail the run; one following another reading must not
+    wrong_tier = [r["switch"] for r in faulty if (r["tier"] == "failure") != bool(r["failures"])]
+    if wrong_tier:
+        problems.append(f"caught in another tier than the registry gives: {', '.join(wrong_tier)}")
     if faithful["checks"] or faithful["errors"]:
         problems.append("the faithful sandbox has findings or errors")
     errs = [r["switch"] for r in rows if r["errors"]]

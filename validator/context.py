@@ -17,6 +17,15 @@ OSLO = ZoneInfo("Europe/Oslo")
 SEVERITY_CHOICES = ("error", "warning", "off")
 
 
+ALL_DECISIONS = "all"   # pinned-decisions: all (conform --strict)
+# A payment product outside the spec a profile may list as known but not offered (A31): service/product.
+PRODUCT_OUTSIDE_SPEC = "^(payments|bulk-payments|periodic-payments)/[a-z0-9]+(-[a-z0-9]+)*$"
+
+
+def _pinned(value: Any) -> frozenset[str] | str:
+    return ALL_DECISIONS if value == ALL_DECISIONS else frozenset(value)
+
+
 class ConfigError(Exception):
     """A context or profile file is unusable (exit code 2 in the CLI)."""
 
@@ -217,10 +226,15 @@ def build_profile_schema() -> dict:
             "products-not-offered": {
                 "description": "A31: payment products of the interface this implementation does not offer, as "
                 "payment-service/payment-product: each of their operations answers 403 PRODUCT_INVALID (a product the "
-                "interface does not know stays 404 PRODUCT_UNKNOWN).",
+                "interface does not know stays 404 PRODUCT_UNKNOWN, unless listed here: then it is known but not "
+                "offered, 403 PRODUCT_INVALID).",
                 "type": "array",
                 "uniqueItems": True,
-                "items": {"title": "payment product of the interface", "enum": list(spec_products(spec))},
+                "items": {"anyOf": [
+                    {"title": "payment product of the interface", "enum": list(spec_products(spec))},
+                    {"title": "a payment product the interface does not list (instant, cross-border, ...), known to "
+                              "this implementation but not offered",
+                     "type": "string", "pattern": PRODUCT_OUTSIDE_SPEC}]},
             },
             "absent-operations": {
                 "description": "A15, A25 and the other operations the document's endpoint table does not list: those this "
@@ -247,6 +261,20 @@ def build_profile_schema() -> dict:
                 "several (each start 201; the first the PSU completes moves the payment, the others then fail), or one "
                 "(a start while another authorisation of it is started is 409 CONFLICT).",
                 "enum": list(OPEN_AUTHORISATIONS_CHOICES),
+            },
+            "lack-of-funds": {
+                "description": "A24: where a payment the debtor cannot fund is rejected: at-sca (the default: the SCA fails, "
+                "the payment RJCT with fundsAvailable false) or at-batch-run (the SCA finalises, PDNG; the batch run "
+                "rejects it, RJCT with fundsAvailable false). The document states the flag, not the moment.",
+                "enum": ["at-sca", "at-batch-run"],
+            },
+            "pinned-decisions": {
+                "description": "Decisions of ours (x-assumptions) the implementation adopts as they are, where the document "
+                "leaves the point open: an answer following another reading of a pinned decision is a failure, not a "
+                "difference. all: every decision (conform --strict).",
+                "oneOf": [{"const": "all"},
+                          {"type": "array", "uniqueItems": True,
+                           "items": {"title": "decision", "enum": [a["id"] for a in spec.document["x-assumptions"]]}}],
             },
         },
     }
@@ -331,6 +359,13 @@ def _profile_message(error) -> str:
         if title:
             return f"{error.instance!r} is not a {title}{hint}"
         return f"{error.instance!r} is not one of {', '.join(members)}{hint}"
+    if error.validator == "anyOf" and isinstance(error.instance, str):  # e.g. a product of the interface or beyond it
+        members = [str(m) for alternative in error.validator_value for m in alternative.get("enum", ())]
+        forms = " nor ".join(a["title"] + (f" ({', '.join(a['enum'])})" if "enum" in a else f" (written {a['pattern']})")
+                            for a in error.validator_value if "title" in a)
+        return f"{error.instance!r} is neither {forms}{did_you_mean(error.instance, members)}"
+    if error.validator == "oneOf" and "pinned-decisions" in map(str, error.absolute_path):
+        return f"{error.instance!r}: pinned-decisions takes all or a list of decision ids (A1, A7, ...)"
     return error.message
 
 
@@ -370,6 +405,9 @@ class Profile:
     payment_baskets: str = "several"  # A34
     open_authorisations: str = "several"  # A35
     gateway_headers: frozenset[str] = frozenset()  # lower-case names of headers a gateway takes (never judged)
+    pinned_decisions: frozenset[str] | str = frozenset()  # decisions adopted as they are; "all": every one (--strict)
+    lack_of_funds: str = "at-sca"  # A24: where a payment without funds is rejected (at-sca, at-batch-run)
+    stated: frozenset[str] = frozenset()  # the keys the profile states (a default choice may be stated or not)
 
     @classmethod
     def from_mapping(cls, data: Any, source: str = "profile") -> "Profile":
@@ -407,7 +445,19 @@ class Profile:
             payment_baskets=data.get("payment-baskets", "several"),
             open_authorisations=data.get("open-authorisations", "several"),
             gateway_headers=frozenset(h.lower() for h in data.get("gateway-headers", ())),
+            pinned_decisions=_pinned(data.get("pinned-decisions", ())),
+            lack_of_funds=data.get("lack-of-funds", "at-sca"),
+            stated=frozenset(data),
         )
+
+    def states(self, key: str) -> bool:
+        """Whether the profile states ``key`` (its choice, even the default one): then the target is held to it."""
+        return key in self.stated
+
+    def pins(self, decision: str | None) -> bool:
+        """Whether the profile adopts ``decision`` as it is (pinned-decisions, --strict): another reading of it is
+        then a failure."""
+        return decision is not None and (self.pinned_decisions == ALL_DECISIONS or decision in self.pinned_decisions)
 
     @classmethod
     def load(cls, path: str | Path) -> "Profile":

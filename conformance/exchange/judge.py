@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from validator.context import DEFAULT_PROFILE, Profile
-from validator.findings import ERROR, Finding
+from validator.findings import ERROR, WARNING, Finding
 from validator.request import resolve_operation
 from validator.spec import Operation, Spec
 
@@ -56,6 +56,7 @@ REFUSED = "request-refused"                 # a client warning: a refusal for th
 SERVER_ERROR = "server-error"
 PRODUCT_NOT_OFFERED = "product-not-offered"
 OPERATION_ABSENT = "operation-absent"
+OPERATION_ELSEWHERE = "operation-elsewhere"   # an operation whose path the document does not show, not at ours (A1)
 ABSENT_STATUSES = (404, 405, 501)
 
 
@@ -133,6 +134,7 @@ class ExchangeJudge:
         self.base_path = base_path.rstrip("/")
         self.origins = tuple(normal_origin(o) for o in origins)
         self.oracle = Oracle(spec, profile)
+        self.oracle.state_refusals = self.state_refusals
         self.responses = ResponseKinds(spec, self.oracle.validator, profile, base_path=self.base_path,
                                        origins=link_origins)
         self.lifecycle = Lifecycle(spec, profile, capacity=capacity)
@@ -193,7 +195,7 @@ class ExchangeJudge:
         success = declared(self.spec, op.operation_id)[0] if op is not None else ()
         expected, errors = self.oracle.predict(sent, success=success, findings=findings)
         if errors and all(e.rule in CODE_UNDECIDED for e in errors):
-            expected = Expected(expected.statuses, (), f"{expected.why} (no code decided)", expected.codeless)
+            expected = dataclasses.replace(expected, codes=(), why=f"{expected.why} (no code decided)")
         predicted = (expected.statuses[0], expected.codes[0] if expected.codes else None) if expected.statuses \
             else None
         if answer is None:
@@ -234,6 +236,13 @@ class ExchangeJudge:
             if decision is not None:
                 rule, ref, note = decision
                 return [ExchangeFinding(SERVER, rule, ERROR, ref, "/status", f"{message} (the bank {note})",
+                                        expected.describe(), actual)]
+            reading = expected.reading(_Seen(answer.status, code))
+            if reading is not None and not reading.pinned:  # another reading of an open point: a difference
+                line = reading.line(_Seen(answer.status, code))
+                return [ExchangeFinding(SERVER, first.rule, WARNING, reading.decision or ref, first.pointer,
+                                        f"{message} -- a difference from {reading.decision}, another reading of a "
+                                        f"point the document leaves open" + (f" (profile: {line})" if line else ""),
                                         expected.describe(), actual)]
             return [ExchangeFinding(SERVER, first.rule, ERROR, ref, first.pointer, message, expected.describe(),
                                     actual)]
@@ -317,7 +326,19 @@ class ExchangeJudge:
                 and op.raw.get("x-header-table-column") == "none" and op.operation_id not in self.profile.absent_operations):
             return (OPERATION_ABSENT, (op.assumptions or ("Endpoints",))[0],
                     f"has no {op.operation_id}: if so, list it under absent-operations")
+        if (method == op.method and status in ABSENT_STATUSES and not op.path_parameters and "A1" in op.assumptions
+                and op.operation_id not in self.profile.paths):
+            return (OPERATION_ELSEWHERE, "A1", f"does not serve {op.operation_id} at {op.path} (the document does not "
+                                              "show its path): if it serves it elsewhere, state the path under paths")
         return None
+
+    def profile_line(self, op: Operation, path_values: dict[str, str], rule: str) -> str:
+        """The profile line stating the choice a :meth:`profile_decision` answer shows."""
+        if rule == PRODUCT_NOT_OFFERED:
+            return f"products-not-offered: [{self.product(op, path_values) or '<service>/<product>'}]"
+        if rule == OPERATION_ELSEWHERE:
+            return f"paths: {{{op.operation_id}: <its path>}}"
+        return f"absent-operations: [{op.operation_id}]"
 
     def refusal_explained(self, op: Operation, status: int, code: str | None, body: bytes) -> bool:
         """Whether the bank's state, which the request does not show, explains refusing a valid request so
@@ -349,6 +370,10 @@ class ExchangeJudge:
                 out.add((400, "REFERENCE_MIX_INVALID"))
             if 409 in declared_statuses:
                 out.add((409, "CONFLICT"))
+            refused = self.profile.cancellation_refused   # A5, A27: the profile's refusal of a DELETE the state refuses
+            if refused is not None and op.method == "DELETE" and "x-cancellation" in op.raw:
+                decided = op.raw["x-cancellation"]["refused"]
+                out.add((refused.status or decided["status"], refused.code or decided["code"]))
             if op.method == "POST" and op.path.endswith("/authorisations") and 400 in declared_statuses:
                 out.add((400, "PAYMENT_FAILED"))
             found = cache[op.operation_id] = frozenset(out)

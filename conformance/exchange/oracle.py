@@ -10,14 +10,15 @@ import copy
 import dataclasses
 import datetime as _dt
 import re
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from validator import Validator
 from validator.context import Context, Profile, today_in_oslo
-from validator.findings import ERROR, Finding
-from validator.request import Parsed, parse_envelope, request_findings
+from validator.findings import ERROR, WARNING, Finding
+from validator.request import Parsed, parse_envelope, request_findings, resolve_operation
 from validator.spec import Spec
 
+from .basis import cancellation_reading, kid_reading, refusal_readings, with_readings
 from .expect import Expected
 
 # Rules whose answer has a status but no code decided by the document or a decision (the catalogue's code is its
@@ -49,6 +50,9 @@ class Oracle:
         self.validator = Validator(spec=spec, profile=profile)
         self._plain: Validator | None = None
         self._template_patterns: list | None = None
+        # The refusals of a valid request the bank's state explains, per operation (the judge's): a request whose
+        # refusal is a decision may be accepted and then refused for its state (:func:`.basis.acceptance`).
+        self.state_refusals: Callable[[Any], frozenset[tuple[int, str]]] = lambda _op: frozenset()
 
     def validator_at(self, at: _dt.datetime, context: Context | None = None) -> Validator:
         """The validator with its clock at ``at`` (signature Date window, certificate validity, "today" in Oslo for
@@ -77,9 +81,31 @@ class Oracle:
         if findings is None:
             findings = self.findings(request, at=at, context=context)
         errors = [f for f in findings if f.severity == ERROR]
-        return self.expectation(request, errors, success), errors
+        expected = self.expectation(request, errors, success)
+        if not errors:
+            readings = refusal_readings(self.spec, self.profile, [f for f in findings if f.severity == WARNING])
+            if request.method == "DELETE":
+                readings += cancellation_reading(self.spec, self.profile, self._operation(request))
+            elif request.method == "POST":
+                readings += kid_reading(self.spec, self.profile, self._operation(request))
+            expected = dataclasses.replace(expected, readings=readings) if readings else expected
+        return expected, errors
 
     def expectation(self, request: Sendable, errors: list[Finding], success: tuple[int, ...]) -> Expected:
+        """The errors' statuses and codes (any one of them: the document states no order of checks), the document's
+        own answers added, with the other readings of the decisions behind them (:mod:`.basis`)."""
+        expected = self._expectation(request, errors, success)
+        if not errors:
+            return expected
+        op = self._operation(request)
+        return with_readings(self.spec, self.profile, op, request, expected, errors, success,
+                             self.state_refusals(op) if op is not None else frozenset())
+
+    def _operation(self, request: Sendable):
+        return resolve_operation(self.spec, request.method, request.target.split("?", 1)[0], paths=self.profile.paths,
+                                 absent=self.profile.absent_operations).operation
+
+    def _expectation(self, request: Sendable, errors: list[Finding], success: tuple[int, ...]) -> Expected:
         if not errors:
             return Expected(success, why="the validator finds no error")
         statuses = tuple(dict.fromkeys(f.status or 400 for f in errors))

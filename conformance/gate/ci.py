@@ -24,7 +24,7 @@ from validator.formats.sarif import SARIF_SCHEMA, SARIF_VERSION
 from validator.rules import catalogue
 from validator.spec import Spec
 
-from .model import REGISTRY, Finding, FindingGroup
+from .model import DIFFERENCE, REGISTRY, Finding, FindingGroup
 from .rules import SCENARIO_RULES
 
 FINGERPRINT_KEY = "obvalidateConformFingerprint/v1"
@@ -44,17 +44,29 @@ def message(g: FindingGroup) -> str:
     f = g.finding
     seen = f" (seen {len(g.occurrences)} times)" if len(g.occurrences) > 1 else ""
     known = {"known": "; known (in the baseline)", "new": "; new (not in the baseline)"}.get(g.baseline or "", "")
-    return (f"{f.check} [{f.operation}]: {f.message} — expected {f.expected}; actual {f.actual}{seen}; "
-            f"fingerprint {f.fingerprint}{known}")
+    return (f"{f.check} [{f.operation}]: {f.message} — expected {f.expected}; actual {f.actual}{seen}"
+            f"{difference_note(f)}; fingerprint {f.fingerprint}{known}")
+
+
+def difference_note(f: Finding) -> str:
+    """What a difference adds to its message: the decision it differs from and the profile line stating it."""
+    if f.tier != DIFFERENCE:
+        return ""
+    line = f"; the profile states it with: {f.profile_line}" if f.profile_line else ""
+    return f"; a difference from {f.decision}, not a failure{line}"
 
 
 def github(groups: Sequence[FindingGroup], summary_line: str, spec: Spec) -> str:
-    """One ``::error`` per defect (``::warning`` for one a baseline knows: it does not fail the run), then a
-    ``::notice`` with the run's summary."""
+    """One ``::error`` per failure (``::warning`` for one a baseline knows: it does not fail the run), then one
+    ``::warning`` per difference (another reading of an open point, titled with its decision), then a ``::notice``
+    with the run's summary."""
     lines = []
     for g in groups:
         f = g.finding
         location = operation_location(spec, f.operation)
+        if g.tier == DIFFERENCE:
+            lines.append(command("warning", message(g), title=f"difference from {f.decision}: {f.rule} {location}"))
+            continue
         lines.append(command("warning" if g.baseline == "known" else "error", message(g),
                              title=f"{f.rule} ({f.ref}) {location}" if f.ref else f"{f.rule} {location}"))
     lines.append(command("notice", summary_line, title="obvalidate conform"))
@@ -90,7 +102,7 @@ def sarif_log(groups: Sequence[FindingGroup], spec: Spec, run_properties: dict[s
         results.append({
             "ruleId": f.rule,
             "ruleIndex": index[f.rule],
-            "level": "error",
+            "level": "note" if g.tier == DIFFERENCE else "error",   # a difference never fails the run
             "message": {"text": printable(message(g))},
             "locations": [{"logicalLocations": [{"fullyQualifiedName": location, "name": f.operation,
                                                  "kind": "resource"}]}],
@@ -98,7 +110,8 @@ def sarif_log(groups: Sequence[FindingGroup], spec: Spec, run_properties: dict[s
             **({"baselineState": BASELINE_STATES[g.baseline]} if g.baseline in BASELINE_STATES else {}),
             "properties": {"id": g.id, "check": f.check, "checks": g.checks, "suites": g.suites, "operation": f.operation,
                            "expected": f.expected, "actual": f.actual, "documentRef": f.ref,
-                           "occurrences": len(g.occurrences), "seed": f.seed},
+                           "occurrences": len(g.occurrences), "seed": f.seed, "tier": f.tier,
+                           "decision": f.decision, "profile_line": f.profile_line},
         })
     return {
         "$schema": SARIF_SCHEMA,

@@ -217,6 +217,9 @@ def connection_options(command):
 @click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False), metavar="FILE",
               help="Store this run's findings (fingerprints, sorted, with rule, operation, checks and a title) as a "
                    "baseline to review and commit.")
+@click.option("--strict", is_flag=True,
+              help="Adopt every decision of ours where the document leaves a point open (the profile's "
+                   "pinned-decisions: all): an answer following another reading is a failure, not a difference.")
 @click.option("--full-curl", is_flag=True,
               help="Findings' curls carry the TPP certificate and long headers (left out by default).")
 @click.option("--fault", "faults", multiple=True, metavar="NAME", hidden=True,
@@ -234,7 +237,8 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             full_curl: bool = False, replay_path: str | None = None, finding_names: tuple[str, ...] = (),
             tls_cert: str | None = None, tls_key: str | None = None, ca_bundle: str | None = None,
             insecure: bool = False, quiet: bool = False, max_response_bytes: int = DEFAULT_MAX_BYTES,
-            allow_origins: tuple[str, ...] = (), test_data_path: str | None = None) -> None:
+            allow_origins: tuple[str, ...] = (), test_data_path: str | None = None,
+            strict: bool = False) -> None:
     """Test an implementation of the interface against the documented and decided behaviour.
 
     Suites: schema (Schemathesis positive generation per operation, every answer checked against the spec and the
@@ -243,7 +247,10 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
     differential oracle: requests breaking one rule of the validator's catalogue, the validator predicting each
     answer), stateful (the
     payment lifecycle, baskets, cancellation, X-Request-ID replay, duplicates, pagination, concurrency).
-    Exit 0: every check passed; 1: findings (with --baseline: new findings); 2: the run could not happen.
+    Findings come in two tiers: failures (the answer contradicts the interface document) and differences (it follows
+    another reading of a point the document leaves open than our decision; never failing the run unless the profile
+    pins the decision, or --strict pins them all).
+    Exit 0: no failure (differences reported); 1: failures (with --baseline: new ones); 2: the run could not happen.
     """
     from validator.formats.json_format import dumps
 
@@ -295,6 +302,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
             options.max_response_bytes = max_response_bytes
             options.allowed_origins = allowed_origins
             options.test_data = test_data_path
+            options.strict = strict
             result = run(options, progress=progress)
     except TlsFailure as exc:
         progress.close()
@@ -327,8 +335,7 @@ def conform(target: str, profile_path: str | None, suites: str, check_patterns: 
         click.echo(report.sarif(result), nl=False)
     else:
         click.echo(report.text(result), nl=False)
-    gating = [g for g in report.groups(result) if g.baseline != "known"]   # with a baseline, the new findings
-    failed = gating or any(o.status == "error" for o in result.outcomes)
+    failed = report.gating(result) or any(o.status == "error" for o in result.outcomes)
     sys.exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
 
 
@@ -374,7 +381,7 @@ def _write_baseline(result, path: str) -> None:
     from .baseline import write
 
     try:
-        write(report.groups(result), path)
+        write([g for g in report.groups(result) if g.tier == "failure"], path)
     except OSError as exc:
         click.echo(printable(f"Error: cannot write the baseline {path}: {exc}"), err=True)
         sys.exit(EXIT_IMPOSSIBLE)

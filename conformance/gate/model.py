@@ -14,7 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
-from conformance.exchange.expect import Expected  # noqa: F401 - the judge's, re-exported for the checks
+from conformance.exchange.expect import DIFFERENCE, FAILURE, Expected  # noqa: F401 - re-exported for the checks
 from validator.formats.escape import printable
 
 Session = Any  # conformance.gate.session.Session, which builds on this module
@@ -196,6 +196,12 @@ class Finding:
     request: dict[str, Any] | None = None
     expectation: dict[str, Any] | None = None   # {statuses, codes, codeless} or {declared_answer: true}
     replay: dict[str, str] = field(default_factory=dict)   # {"by": "request"} or {"by": "check", "why": ...}
+    # The two tiers (issue 27): a failure contradicts the document (the run fails); a difference follows another
+    # reading of a point the document leaves open -- the decision it differs from and the profile line that would
+    # state the target's choice -- counted, never failing the run.
+    tier: str = FAILURE
+    decision: str | None = None
+    profile_line: str | None = None
 
     def __post_init__(self) -> None:
         self.fingerprint = fingerprint(self.operation, self.rule, self.expected, self.actual, self.refused_for)
@@ -220,6 +226,10 @@ class FindingGroup:
     occurrences: list[Finding]
     id: str = ""
     baseline: str | None = None
+
+    @property
+    def tier(self) -> str:
+        return self.finding.tier
 
     @property
     def checks(self) -> list[str]:
@@ -249,14 +259,23 @@ class FindingGroup:
 
 
 def grouped(findings: Iterable[Finding]) -> list[FindingGroup]:
-    """Findings grouped by fingerprint, in the order of each group's first finding, named F1, F2, ... in that order."""
+    """Findings grouped by fingerprint, in the order of each group's first finding: the failures named F1, F2, ...,
+    then the differences D1, D2, ... (a failure sighting makes its group a failure)."""
     groups: dict[str, FindingGroup] = {}
     for f in findings:
         if f.fingerprint in groups:
-            groups[f.fingerprint].occurrences.append(f)
+            group = groups[f.fingerprint]
+            group.occurrences.append(f)
+            if f.tier == FAILURE and group.finding.tier != FAILURE:
+                group.finding = f
         else:
-            groups[f.fingerprint] = FindingGroup(f, [f], id=f"F{len(groups) + 1}")
-    return list(groups.values())
+            groups[f.fingerprint] = FindingGroup(f, [f])
+    failures = [g for g in groups.values() if g.tier == FAILURE]
+    differences = [g for g in groups.values() if g.tier != FAILURE]
+    for prefix, part in (("F", failures), ("D", differences)):
+        for number, group in enumerate(part, 1):
+            group.id = f"{prefix}{number}"
+    return failures + differences
 
 
 @dataclass

@@ -72,10 +72,11 @@ def load(path: str | Path) -> dict[str, Any]:
 
 def select(findings: list[dict], wanted: Iterable[str]) -> list[dict]:
     """The findings named by id or fingerprint (a unique prefix of at least 6 characters will do), in report
-    order; all without names. Raises ValueError naming one that matches none (or several)."""
+    order; without names, every failure (a difference is a choice of the target's, not a defect to fix: replayed only
+    when named). Raises ValueError naming one that matches none (or several)."""
     wanted = list(wanted)
     if not wanted:
-        return findings
+        return [f for f in findings if f.get("tier", "failure") == "failure"]
     chosen: list[dict] = []
     for name in wanted:
         matches = [f for f in findings if str(f["id"]) == name or f["fingerprint"] == name]

@@ -34,8 +34,9 @@ from validator.rules import catalogue
 from validator.spec import Spec, load_spec
 
 from . import ci, html
+from .ci import difference_note
 from .baseline import Comparison, compare
-from .model import REGISTRY, FindingGroup, grouped
+from .model import DIFFERENCE, FAILURE, REGISTRY, FindingGroup, grouped
 from .runner import RunResult
 from .suites.links import CHECK_ID as LINKS_CHECK, links_coverage
 
@@ -46,8 +47,10 @@ SAME_ANSWER_REQUESTS = 3   # an answer body this many requests got, byte for byt
 
 def summary(result: RunResult) -> dict[str, Any]:
     counts = Counter(o.status for o in result.outcomes)
+    tiers = Counter(g.tier for g in groups(result))
     return {"checks": len({o.check for o in result.outcomes}), "outcomes": len(result.outcomes),
             **{s: counts.get(s, 0) for s in STATUS_ORDER}, "findings": len(groups(result)),
+            "failures": tiers.get(FAILURE, 0), "differences": tiers.get(DIFFERENCE, 0),
             "occurrences": len(result.findings), "cases": len(result.cases),
             "not_exercised_by_reason": not_exercised_by_reason(result), **_baseline_counts(result)}
 
@@ -210,6 +213,11 @@ def _findings(result: RunResult):
     return [f for o in _ordered(result) for f in o.findings]
 
 
+def gating(result: RunResult) -> list[FindingGroup]:
+    """The findings that fail the run: the failures (with a baseline, the new ones); a difference never does."""
+    return [g for g in groups(result) if g.tier == FAILURE and g.baseline != "known"]
+
+
 def text(result: RunResult) -> str:
     s = summary(result)
     lines = []
@@ -218,13 +226,24 @@ def text(result: RunResult) -> str:
         lines.append(f"SAME ANSWER {same['requests']} requests ({', '.join(same['operations'])}) got the same "
                      f"{same['bytes']}-byte body, byte for byte (a canned answer?); the findings "
                      f"{', '.join(same['findings'])} carry it: {same['excerpt']}")
+    differences_begin = True
     for g in found:
         f = g.finding
+        if g.tier == DIFFERENCE and differences_begin:
+            differences_begin = False
+            lines.append(f"DIFFERENCES ({s['differences']}): answers following another reading of a point the "
+                         "interface document leaves open -- never failing the run; a profile line states the "
+                         "target's choice, pinned-decisions (or --strict) makes our decision a requirement")
         # one line per defect: its id, how often it was seen, where, and its fingerprint (a known one is only this)
-        head = "KNOWN" if g.baseline == "known" else "FAIL" if g.baseline is None else "FAIL new"
+        if g.tier == DIFFERENCE:
+            head = f"DIFF from {f.decision}" if f.decision else "NOTE"
+        else:
+            head = "KNOWN" if g.baseline == "known" else "FAIL" if g.baseline is None else "FAIL new"
         lines.append(f"{head} {g.id} {len(g.occurrences)}× {f.check} [{f.operation}] rule {f.rule} ({f.ref}) "
                      f"fingerprint {f.fingerprint}")
-        if g.baseline == "known":
+        if g.tier == DIFFERENCE and f.profile_line:
+            lines.append(f"     profile line stating the target's choice: {f.profile_line}")
+        if g.baseline == "known" and g.tier == FAILURE:
             continue
         if len(g.occurrences) > 1:
             lines.append(f"     seen {len(g.occurrences)} times, by {', '.join(g.checks)}")
@@ -276,7 +295,8 @@ def summary_line(result: RunResult, s: dict[str, Any] | None = None) -> str:
     repeated = f" ({_count(s['occurrences'], 'sighting')})" if s["occurrences"] != s["findings"] else ""
     return (f"{_count(s['checks'], 'check')}, {_count(s['outcomes'], 'check × operation outcome')}: "
             f"{s['passed']} passed, {s['failed']} failed, {s['not-exercised']} not exercised, "
-            f"{_count(s['error'], 'error')}; {_count(s['findings'], 'finding')}{repeated}; "
+            f"{_count(s['error'], 'error')}; {_count(s['findings'], 'finding')}{repeated}: "
+            f"{_count(s['failures'], 'failure')}, {_count(s['differences'], 'difference')}; "
             f"{_count(s['cases'], 'request')} in {result.seconds:.1f} s (seed {result.options.seed}) against "
             f"{result.base_url}")
 
@@ -308,7 +328,7 @@ def junit(result: RunResult) -> str:
             case = ET.SubElement(node, "testcase", classname=f"{suite}.{o.check}", name=o.operation,
                                  time=f"{o.seconds:.3f}")
             if o.status == "failed":
-                for f in o.findings:
+                for f in (f for f in o.findings if f.tier == FAILURE):
                     group = found[f.fingerprint]
                     mark = f", {group.baseline}" if group.baseline else ""
                     failure = ET.SubElement(case, "failure", type=f.rule,
@@ -322,9 +342,27 @@ def junit(result: RunResult) -> str:
                 ET.SubElement(case, "error", message=o.reason.splitlines()[0]).text = o.reason
             elif o.status == "not-exercised":
                 ET.SubElement(case, "skipped", message=o.reason)
+    _differences_suite(root, [g for g in found.values() if g.tier == DIFFERENCE])
     _printable_tree(root)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _differences_suite(root: ET.Element, differences: list[FindingGroup]) -> None:
+    """The differences in a test suite of their own: a passing testcase per difference (they never fail a run), its
+    decision, profile line and evidence as the testcase's output."""
+    if not differences:
+        return
+    node = ET.SubElement(root, "testsuite", name="differences", tests=str(len(differences)), failures="0",
+                         errors="0", skipped="0")
+    for g in differences:
+        f = g.finding
+        case = ET.SubElement(node, "testcase", classname=f"differences.{f.check}", name=f"{g.id} {f.operation}",
+                             time="0.000")
+        ET.SubElement(case, "system-out").text = "\n".join(printable(line) for line in (
+            f"{g.id}: {f.message} (expected {f.expected}, actual {f.actual}{difference_note(f)})",
+            f"decision: {f.decision}", f"profile line: {f.profile_line or '-'}", f"fingerprint: {f.fingerprint}",
+            f"seen by: {', '.join(g.checks)}", f"body: {f.excerpt}", f"reproduce: {f.curl}"))
 
 
 def _printable_tree(root: ET.Element) -> None:

@@ -14,7 +14,7 @@ from typing import Callable
 from cryptography.hazmat.primitives import serialization
 
 from conformance.client import Identity
-from validator.context import DEFAULT_PROFILE, Profile
+from validator.context import ALL_DECISIONS, DEFAULT_PROFILE, Profile
 from validator.spec import Spec, load_spec
 
 from . import suites as _suites  # noqa: F401 - importing the suites registers their checks
@@ -54,6 +54,7 @@ class RunOptions:
     # Origins besides the target's the run may follow links to (--allow-origin, origins.py).
     allowed_origins: tuple[str, ...] = ()
     test_data: str | None = None       # the bank's fixed data set (--test-data FILE, the sandbox's own format)
+    strict: bool = False               # every decision pinned (--strict): another reading is a failure, not a difference
 
     def gateway(self) -> GatewayOptions:
         return GatewayOptions(self.headers, self.rate_limit, self.request_timeout, self.max_response_bytes,
@@ -113,8 +114,9 @@ def selected(suites: tuple[str, ...], patterns: tuple[str, ...] = ()) -> list:
     return [c for c in checks_of(suites) if not patterns or any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
 
 
-def _profile(path: str | None) -> Profile:
-    return Profile.load(path) if path else DEFAULT_PROFILE
+def _profile(path: str | None, strict: bool = False) -> Profile:
+    profile = Profile.load(path) if path else DEFAULT_PROFILE
+    return profile._replace(pinned_decisions=ALL_DECISIONS) if strict else profile
 
 
 def _test_data(path: str | None):
@@ -127,7 +129,7 @@ def run_checks(options: RunOptions, suites: tuple[str, ...], spec: Spec | None =
                progress: Progress | None = None) -> RunResult:
     """Run the checks of ``suites`` in this process."""
     spec = spec or load_spec()
-    session = Session(options.base_url, spec, _profile(options.profile_path),
+    session = Session(options.base_url, spec, _profile(options.profile_path, options.strict),
                       options.identities or Identities.throwaway(), seed=options.seed,
                       max_examples=options.max_examples, max_connections=options.max_connections,
                       gateway=options.gateway(), tls=options.tls, test_data=_test_data(options.test_data))
@@ -227,6 +229,7 @@ def run(options: RunOptions, progress: Progress | None = None) -> RunResult:
                        tls=options.tls)
     plain.full_curl = options.full_curl
     plain.allowed_origins = options.allowed_origins
+    plain.strict = options.strict
     import multiprocessing
 
     result = RunResult(options.base_url, options)

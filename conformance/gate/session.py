@@ -33,8 +33,9 @@ from validator.request import resolve_operation
 from validator.rules import catalogue
 from validator.spec import Spec
 
-from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, NOT_OFFERED, SEVERAL_ANSWERS, Answer, Expected, Finding,
-                    NotExercised, Outcome, bounded_headers, fingerprint, printable, reason, refused_for)
+from .model import (ABSENT_IN_PROFILE, DECLARED_ANSWER, DIFFERENCE, FAILURE, NOT_OFFERED, SEVERAL_ANSWERS, Answer,
+                    Expected, Finding, NotExercised, Outcome, bounded_headers, fingerprint, printable, reason,
+                    refused_for)
 from .pool import DEFAULT_MAX_CONNECTIONS, ConnectionPool, GatewayOptions, Unanswered
 from .recorded import record
 from .rules import SCENARIO_RULES
@@ -43,6 +44,7 @@ from .tls import TlsOptions, explain as explain_tls
 # The ids a target issues in its creation answers (the spec's PaymentInitiationResponse, SigningBasketResponse and
 # StartAuthorisationResponse members).
 ISSUED_ID_FIELDS = ("paymentId", "basketId", "authorisationId")
+ISSUED_ID_PARAMETERS = ISSUED_ID_FIELDS   # the path parameters naming them
 
 EXCERPT = 240
 ANSWERS_KEPT = 100_000   # distinct answer bodies a run counts (Session.answers); later new ones are not counted
@@ -261,7 +263,7 @@ class Session:
         """A signed client of one of the run's TPPs, sending through the run's pool (closed at the end of the run)."""
         client = SignedClient(self.base_url, identity or getattr(self.identities, who), spec=self.spec,
                               clock=clock or self.now, http=self.pool.client(), extra_headers=self.gateway.headers,
-                              also_signed=self.profile.signature_extra_headers)
+                              also_signed=self.profile.signature_extra_headers, paths=self.profile.paths)
         with self._lock:
             self._clients.append(client)
         return client
@@ -438,6 +440,21 @@ class Session:
             reached.update(KEYWORD_RULES[k] for k in keywords if k in KEYWORD_RULES)
         return reached
 
+    def unissued_refusal(self, exchange: Exchange, expected: Expected) -> bool:
+        """The document states no order of checks: a request refused for something else that also names, in its
+        path, a payment, basket or authorisation id the target never issued in this run may be refused as unknown
+        (404 RESOURCE_UNKNOWN, A28) -- every reading accepts that, so it is no finding."""
+        answer = exchange.answer
+        if (answer.status, answer.code) != (404, "RESOURCE_UNKNOWN") or not expected.statuses \
+                or min(expected.statuses) < 400:
+            return False
+        try:
+            values = self._path_values(exchange)
+        except Exception:  # noqa: BLE001 - a target the resolver cannot read names no id it knows
+            return False
+        with self._lock:
+            return any(v not in self._issued for k, v in values.items() if k in ISSUED_ID_PARAMETERS)
+
     def code_unreadable(self, exchange: Exchange, expected: Expected) -> bool:
         """True when the answer refuses with a status ``expected`` allows but its body is no documented error body,
         so no code can be read from it (A6: both documented bodies carry one). The code is then not judged: the
@@ -575,7 +592,10 @@ class Session:
         with the body of an answer that should have been a refusal (``exchange.withheld``) is said in the message."""
         self.exercised_rules.add(rule)
         self.exercised_refs.update(r for r in ref.split(", ") if r)
-        if expected.allows(exchange.answer) or self.code_unreadable(exchange, expected):
+        tier = expected.tier(exchange.answer)
+        if self.unissued_refusal(exchange, expected):
+            return True
+        if tier is None or self.code_unreadable(exchange, expected):
             other_reason = reason_problem(exchange.json(), errors) if errors and exchange.answer.status \
                 and exchange.answer.status >= 400 else None
             if other_reason:
@@ -590,7 +610,7 @@ class Session:
             exchange.undeclared = None
         self.disagree(exchange, rule=rule, ref=ref, expected=expected.describe(), message=message,
                       expectation=expected)
-        return False
+        return tier == DIFFERENCE
 
     def _withdraw(self, finding: Finding) -> None:
         with self._lock:
@@ -599,14 +619,29 @@ class Session:
 
     def disagree(self, exchange: Exchange | None, *, rule: str, ref: str, expected: str, message: str,
                  operation: str | None = None, response: httpx.Response | None = None,
-                 expectation: Expected | None = None) -> None:
+                 expectation: Expected | None = None, choice: tuple[str | None, str | None] | None = None) -> None:
         """Record a finding; the answer is the exchange's, or ``response`` (one sent outside the signed clients, such
         as the SCA page's). ``expectation``, the judgement in machine form, lets a replay judge the request again."""
         suite, check_id = self._check
         op = operation or (exchange.operation if exchange else "-")
         actual = exchange.answer if exchange else answer_of(response) if response is not None else Answer(None)
+        tier, decision, line = FAILURE, None, None
+        if choice is not None:  # another choice of a profile key (choice_differs): a difference
+            tier, (decision, line) = DIFFERENCE, choice
+            if decision is not None:
+                message = f"{message} -- another reading of {decision}, which the document leaves open"
+        elif expectation is not None and exchange is not None and not expectation.allows(exchange.answer) \
+                and expectation.reading(exchange.answer) is not None:
+            reading = expectation.reading(exchange.answer)
+            tier = FAILURE if reading.pinned else DIFFERENCE
+            decision, line = reading.decision, reading.line(exchange.answer)
+            message = (f"{message} -- " + (f"another reading of {decision}, which the document leaves open"
+                                           if decision else "an extension of the bank's (a note)")
+                       + (" and the profile pins (or states otherwise)" if reading.pinned else ""))
         if exchange is not None:
-            rule, ref, message = self.profile_decision(exchange, rule, ref, message)
+            rule, ref, message, chosen = self.profile_decision(exchange, rule, ref, message)
+            if chosen is not None:
+                tier, decision, line = chosen
         # a finding about several answers (pages, concurrent creations) has no one answer: the message says them
         described = actual.describe() if exchange is not None or response is not None else SEVERAL_ANSWERS
         files = self._certificate_files(exchange.request) if exchange and about_the_certificate(rule) else {}
@@ -631,13 +666,33 @@ class Session:
         fact = str(actual.status) if expected == DECLARED_ANSWER and 200 <= (actual.status or 0) < 300 \
             else finding.actual
         finding.fingerprint = fingerprint(op, rule, re.sub(r"#\d+\}", "}", named), fact, finding.refused_for)
+        finding.tier, finding.decision, finding.profile_line = tier, decision, line
+        if tier == DIFFERENCE and line:
+            # one choice of the target, one finding: the profile line that states it, whatever the operation
+            finding.fingerprint = fingerprint("*", "", f"{decision}: {line}", "")
+        elif tier == DIFFERENCE and decision is None:  # a note: one extension, one finding, whatever the check expected
+            finding.fingerprint = fingerprint(op, rule, "an extension", finding.actual)
         self.replayable(finding, exchange, expectation)
         if exchange is not None and rule == STATUS_UNDECLARED and expected == DECLARED_ANSWER:
             exchange.undeclared = finding
-        outcome = self.outcome(op)
+        self.file(op, finding)
+
+    def file(self, operation: str, finding: Finding) -> None:
+        """Add a finding to the running check's outcome on ``operation``: a failure fails it; a difference leaves
+        its status as it is (a difference never fails a run)."""
+        outcome = self.outcome(operation)
         with self._lock:
             outcome.findings.append(finding)
-            outcome.status = "failed"
+            if finding.tier == FAILURE:
+                outcome.status = "failed"
+
+    def choice_differs(self, key: str, decision: str, observed: str | None, ours: str) -> tuple[str, str] | None:
+        """Whether what the target did is another choice of a profile key the profile does not state (nor pins
+        its decision): then ``(decision, profile line)`` for :meth:`disagree`'s ``choice`` -- a difference, not a
+        failure. None: judge by the profile's choice (ours by default)."""
+        if observed is None or observed == ours or self.profile.states(key) or self.profile.pins(decision):
+            return None
+        return decision, f"{key}: {observed}"
 
     @staticmethod
     def _certificate_files(request: PreparedRequest) -> dict[str, str]:
@@ -681,22 +736,33 @@ class Session:
             return
         finding.replay = {"by": "check", "why": why}
 
-    def profile_decision(self, exchange: Exchange, rule: str, ref: str, message: str) -> tuple[str, str, str]:
+    def profile_decision(self, exchange: Exchange, rule: str, ref: str, message: str
+                         ) -> tuple[str, str, str, tuple[str, str, str] | None]:
         """A disagreement whose answer shows a decision the profile can state, whatever the check: a product refused as
         not offered (403 PRODUCT_INVALID, A31), an operation without path parameters answered as not there (A15,
         A25). It is that decision's finding, with the key that states it, so a run reports the decision once as one
-        group, not the rule each check was testing."""
+        group, not the rule each check was testing: a difference (tier, decision, profile line), a failure where the
+        profile pins the decision."""
         op = self.spec.operation(exchange.operation) if exchange.operation in self.spec.operations else None
         decision = None if op is None else self.judge.profile_decision(
             op, self._path_values(exchange), exchange.request.method, exchange.answer.status, exchange.answer.code)
         if decision is None:
-            return rule, ref, message
+            return rule, ref, message, None
         rule, ref, note = decision
-        return rule, ref, f"{message} (the target {note})"
+        line = self.judge.profile_line(op, self._path_values(exchange), rule)
+        chosen = (FAILURE, ref, None) if self.profile.pins(ref) else (DIFFERENCE, ref, line)
+        return rule, ref, f"{message} (the target {note})", chosen
 
     def _path_values(self, exchange: Exchange) -> dict[str, str]:
-        resolution = resolve_operation(self.spec, exchange.request.method, exchange.request.target.split("?", 1)[0])
-        return resolution.path_values
+        """The request's path parameters; for a path no operation has (an unknown product), the payment service and
+        product its segments name (/v1/{payment-service}/{payment-product}/...)."""
+        path = exchange.request.target.split("?", 1)[0]
+        resolution = resolve_operation(self.spec, exchange.request.method, path, paths=self.profile.paths,
+                                       absent=self.profile.absent_operations)
+        if resolution.path_values or resolution.operation is not None:
+            return resolution.path_values
+        segments = path.split("/")
+        return {"payment-service": segments[2], "payment-product": segments[3]} if len(segments) > 3 else {}
 
     @contextlib.contextmanager
     def searching(self, seen: list["Disagreement"],
@@ -751,7 +817,8 @@ class Session:
         return exchange
 
     def path_of(self, operation: str) -> str:
-        return self.spec.operation(operation).path
+        """Where the target serves ``operation``: the profile's path (A1, A15), else the spec's."""
+        return self.profile.paths.get(operation) or self.spec.operation(operation).path
 
     def resolve(self, method: str, path: str) -> str | None:
         op = resolve_operation(self.spec, method, path).operation

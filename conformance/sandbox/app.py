@@ -338,6 +338,21 @@ def _query_values(spec: Spec, op: Operation, pairs: list[tuple[str, str]]) -> di
     return out
 
 
+def _unknown_id(s: Sandbox, op: Operation, tpp: str, path: dict[str, str]) -> Reply | None:
+    """UNKNOWN_IDS_FIRST: the 404 RESOURCE_UNKNOWN of a payment or basket id in the path that is not the TPP's, or
+    None (another order of checks than the validator's first)."""
+    with s.store.snapshot() as tx:
+        try:
+            if "paymentId" in path:
+                s.lifecycle.find_payment(tx, tpp, path["paymentId"], path.get("payment-service"),
+                                         path.get("payment-product"))
+            if "basketId" in path:
+                s.lifecycle.find_basket(tx, tpp, path["basketId"])
+        except Refused as refused:
+            return refused_reply(s, op, refused)
+    return None
+
+
 def _basket_context(s: Sandbox, tpp: str | None, body: bytes) -> Context | None:
     """The payments a basket request names, for the validator's basket rules (REFERENCE_MIX_INVALID)."""
     try:
@@ -377,9 +392,15 @@ def check(s: Sandbox, request: Request, body: bytes, validator: Validator | None
     v.now, v.today = s.clock.now(), s.clock.today()
     if op is not None and op.request_schema_ref and op.request_schema_ref.endswith("/SigningBasketRequest"):
         v.context = _basket_context(s, tpp, body) or v.context
-    findings = request_findings(v, Parsed(req, parsed.problems))
+    findings = F.other_readings(s.faults, request_findings(v, Parsed(req, parsed.problems)), op, header_map)
+    if F.EXTRA_COLLECTION_READ in s.faults and req.method == "GET" and resolution.template is not None \
+            and any(f.rule == "method-not-allowed" for f in findings) \
+            and resolution.template == s.spec.operation("createSepaCreditTransfer").path:
+        return Reply(200, {"payments": []})   # an extension: GET on the SEPA creation path lists (nothing here)
     passed, too_far = moved_limits(s, op, body, req.query) if s.faults.moved_limits else (frozenset(), None)
     answer = refusal(findings, s.faults, op, s.profile.error_body, passed)
+    if answer is not None and F.UNKNOWN_IDS_FIRST in s.faults and tpp is not None and op is not None:
+        answer = _unknown_id(s, op, tpp, resolution.path_values) or answer
     if answer is not None:
         return answer
     if too_far:
@@ -412,6 +433,8 @@ def _serve(s: Sandbox, request: Request, body: bytes, handler: Handler | None) -
     checked = check(s, request, body)
     if isinstance(checked, Reply):
         return checked
+    if handler is None:  # at a path the profile's paths give the operation (A1, A15): the operation's handler
+        handler = OPERATION_HANDLERS.get(checked.op.operation_id) if s.profile.paths else None
     if handler is None:
         return error_reply(checked.op, 404, [("RESOURCE_UNKNOWN", None, "not served by the sandbox")],
                            s.profile.error_body)
@@ -703,6 +726,24 @@ ROUTES = [
     *sca.ROUTES,
     Route("/{path:path}", AnyMethod()),
 ]
+
+
+# Each operation's handler, for a profile that serves operations at other paths (``paths``, A1, A15): the catch-all
+# route reaches them there (the routes above keep the spec's paths, which such a profile makes unknown).
+OPERATION_HANDLERS: dict[str, Handler] = {
+    "createSepaCreditTransfer": create_payment, "createBulkPayment": create_payment,
+    "createPeriodicPayment": create_payment, "createSigningBasket": create_basket, "getSigningBasket": get_basket,
+    "deleteSigningBasket": delete_basket, "getSigningBasketStatus": get_basket_status,
+    "startSigningBasketAuthorisation": start_authorisation, "getSigningBasketAuthorisationStatus": get_authorisation,
+    "initializeSandbox": initialize, "runSandboxBatch": batch_run, "listSandboxCustomers": list_customers,
+    "createSandboxCustomer": create_customer, "deleteSandboxCustomer": delete_customer,
+    "createSandboxAccount": create_account, "createSandboxCardAccount": create_card_account,
+    "listSandboxAccountTransactions": list_account_transactions,
+    "createSandboxAccountTransactions": create_account_transactions,
+    "listSandboxCardTransactions": list_card_transactions, "createSandboxCardTransactions": create_card_transactions,
+    "getPayment": get_payment, "deletePayment": delete_payment, "getPaymentStatus": get_payment_status,
+    "startPaymentAuthorisation": start_authorisation, "getPaymentAuthorisationStatus": get_authorisation,
+}
 
 
 def create_app(sandbox: Sandbox | None = None, **options: Any) -> Starlette:

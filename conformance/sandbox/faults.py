@@ -21,6 +21,11 @@ class Fault:
     bug: str             # what the faulty sandbox does
     where: str           # the one place that consults the switch
     hides: tuple[str, ...] = ()  # validator rule ids whose findings the switch drops
+    # What the gate makes of the switch (issue 27, two tiers): None, it breaks the document (a failure); an A-number,
+    # the decision of ours it departs from where the document leaves the point open (a difference from it, a failure
+    # where a profile pins it); NOTE, an extension of the bank's (a difference naming no decision); ANY_READING, what
+    # every reading accepts (no finding at all).
+    decision: str | None = None
 
 
 BASKET_OVER_LIMIT = "basket-over-limit"
@@ -57,6 +62,17 @@ KEYID_SERIAL_NOT_CHECKED = "keyid-serial-not-checked"
 ERROR_BODY_UNDOCUMENTED = "error-body-undocumented"
 # An SCA that moves no payment reported as a success (issue 21, point 6).
 SCA_SUCCESS_WITHOUT_EFFECT = "sca-success-without-effect"
+# Other readings of points the document leaves open (issue 27): no defect, a difference from a decision of ours.
+EMPTY_HEADER_ABSENT = "empty-header-absent"
+UNLISTED_HEADERS_IGNORED = "unlisted-headers-ignored"
+EXTRA_COLLECTION_READ = "extra-collection-read"
+UNKNOWN_IDS_FIRST = "unknown-ids-first"
+NOTE = "note"   # the decision field of a switch that departs from no decision: an extension the gate notes
+ANY_READING = "any reading"   # ... of a switch every reading accepts: the gate finds nothing
+# The header rules the two readings above concern, and the headers of the document's request signing, which it lists
+# for every operation.
+HEADER_FORMAT_RULES = ("header-format", "psu-identity-invalid")
+SIGNING_HEADERS = frozenset({"x-request-id", "digest", "signature", "tpp-signature-certificate", "date"})
 
 FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(BASKET_OVER_LIMIT, "a signing basket holds at most 10 payments (Limits; 400 FORMAT_ERROR)",
@@ -93,14 +109,30 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault(FOREIGN_PAYMENT_READABLE, "another TPP's payment does not exist for a TPP: 404 RESOURCE_UNKNOWN (A28)",
           "any TPP reads any payment by id", "lifecycle.Lifecycle.find_payment"),
     Fault(REQUEST_ID_REPLAY_DUPLICATES, "a repeated X-Request-ID with the same request answers the first response (A29)",
-          "the repeated request creates a second payment", "app._serve (X-Request-ID replay lookup)"),
+          "the repeated request creates a second payment", "app._serve (X-Request-ID replay lookup)",
+          decision="A29"),
     Fault(WRITE_LOST, "every 201 is stored exactly once, also under concurrent load",
           "the payment id is taken before the request is checked, so concurrent creations overwrite each other",
           "app.create_payment_endpoint"),
+    Fault(EMPTY_HEADER_ABSENT, "an optional header sent with an empty value is refused, 400 FORMAT_ERROR (A41)",
+          "an optional header sent empty (PSU-Corporate-ID: \"\") is read as absent", "app.check (other_readings)",
+          decision="A41"),
+    Fault(UNLISTED_HEADERS_IGNORED, "header formats are checked on every operation, those the header table does not "
+          "list too (A42)", "an operation outside the document's header table (basket reads, deletion, "
+          "authorisations, status reads) ignores the format of its optional headers", "app.check (other_readings)",
+          decision="A42"),
+    Fault(EXTRA_COLLECTION_READ, "a method the endpoint table does not list on a path is not an operation of the "
+          "interface: 405 (RFC 9110), which the gate accepts with 404 and 501", "GET on the SEPA creation path "
+          "answers 200 (an extra collection read, listing nothing)",
+          "app.check (extra_collection_read)", decision=NOTE),
+    Fault(UNKNOWN_IDS_FIRST, "the document states no order of checks: a request with a wrong value and an id nobody "
+          "issued may be refused for either", "an id in the path that is not the TPP's is refused (404 "
+          "RESOURCE_UNKNOWN) before the request's format is checked", "app.check (unknown_id_first)",
+          decision=ANY_READING),
     Fault(EMPTY_NAME_REFUSED, "a payment whose creditorName is empty is valid: Max70Text has no minimum length",
           "a payment with an empty creditorName is refused with 400 FORMAT_ERROR", "app.check"),
     Fault(REQUEST_ID_NOT_UUID_REFUSED, "an X-Request-ID that is not a UUID is accepted with a warning (A17)",
-          "an X-Request-ID that is not a UUID is refused with 400 FORMAT_ERROR", "app.check"),
+          "an X-Request-ID that is not a UUID is refused with 400 FORMAT_ERROR", "app.check", decision="A17"),
     # issue 17, section 5
     Fault(REFUSAL_PATH_ELSEWHERE, "a refusal's tppMessage path points at what the request breaks (A6: path as the "
           "spec's examples, a pointer into the request)",
@@ -209,6 +241,23 @@ class MovedLimit:
             return None
         upper = self.keyword.startswith("max")
         return tuple((measure <= bound) if upper else (measure >= bound) for bound in (limit, limit + self.by))
+def other_readings(faults: "ActiveFaults", findings: list, op, headers: dict[str, str]) -> list:
+    """The findings without those another reading of an open point does not refuse (EMPTY_HEADER_ABSENT: an optional
+    header sent empty is absent; UNLISTED_HEADERS_IGNORED: an operation outside the header table ignores its optional
+    headers' formats); ``headers`` by their lower-case names."""
+    if op is None or not (EMPTY_HEADER_ABSENT in faults or UNLISTED_HEADERS_IGNORED in faults):
+        return findings
+    optional = {p.name.lower() for p in op.header_parameters if not p.required} - SIGNING_HEADERS
+
+    def read_otherwise(f) -> bool:
+        name = f.pointer[len("/headers/"):].lower() if f.pointer.startswith("/headers/") else None
+        if f.rule not in HEADER_FORMAT_RULES or name not in optional:
+            return False
+        if EMPTY_HEADER_ABSENT in faults and not headers.get(name, "x").strip():
+            return True
+        return UNLISTED_HEADERS_IGNORED in faults and op.raw.get("x-header-table-column") == "none"
+
+    return [f for f in findings if not read_otherwise(f)]
 
 
 class UnknownFault(ValueError):

@@ -90,6 +90,7 @@ class Lifecycle:
         self.refuse_duplicates = profile.logical_duplicates == "refused"   # A30 (profile: yes)
         self.one_basket_per_payment = profile.payment_baskets == "one"     # A34 (profile: yes)
         self.one_open_authorisation = profile.open_authorisations == "one"  # A35 (profile: yes)
+        self.funds_at_sca = profile.lack_of_funds == "at-sca"  # A24 (profile: lack-of-funds): else the batch rejects
 
     # ---- transitions ----
     def _move(self, tx: Tx, row: dict, event: str, funds_available: bool | None = None, *,
@@ -348,6 +349,8 @@ class Lifecycle:
             problem, no_funds = f"no sandbox customer has the customerNumber {customer_number.strip()!r}", False
         else:
             problem, no_funds = self._funds_needed(tx, tx.accounts_of(customer["customerNumber"]), payments)
+            if no_funds and not self.funds_at_sca:
+                problem = None  # lack-of-funds at-batch-run: the SCA finalises, the batch run rejects the payment
         if problem:
             tx.set_sca_status(authorisation["id"], SCA_FAILED)
             for p in payments:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from conformance.gate import report
 from conformance.gate.model import ABSENT_IN_PROFILE, NOT_OFFERED
 from conformance.gate.runner import RunOptions, run
 from conformance.gate.session import Identities
@@ -49,7 +50,12 @@ CHOICES = [
                  id="A35-one-open-authorisation"),
     pytest.param({"logical-duplicates": "allowed"}, ("stateful:logical-duplicate",), "A30", None,
                  id="A30-duplicates-allowed"),
+    pytest.param({"lack-of-funds": "at-batch-run"}, ("stateful:lack-of-funds",), "A24", None,
+                 id="A24-lack-of-funds-at-the-batch-run"),
 ]
+# The profile line each choice's difference names (issue 27: the line that would state the target's choice).
+LINES = {"products-not-offered": lambda v: f"products-not-offered: [{v[0]}]",
+         "absent-operations": lambda v: f"absent-operations: [{v[0]}]"}
 
 
 def test_a_target_wanting_exact_minor_units_is_sent_them_by_every_fixture(identities, tmp_path):
@@ -74,20 +80,27 @@ def test_the_other_choice_passes_with_its_profile_and_is_one_finding_group_witho
     profile_file = tmp_path / "bank.yaml"
     profile_file.write_text(yaml.safe_dump({"name": "the other choice", **choice}), encoding="utf-8")
     server = ReferenceServer(profile=Profile.load(profile_file)).start()
+    pinned_file = tmp_path / "pinned.yaml"
+    pinned_file.write_text(yaml.safe_dump({"name": "ours pinned", "pinned-decisions": [decision]}), encoding="utf-8")
     try:
         stated = gate(server.url, checks, identities, profile_file, seed=1)
         default = gate(server.url, checks, identities, seed=2)
+        pinned = gate(server.url, checks, identities, pinned_file, seed=3)
     finally:
         server.stop()
     assert not stated.findings, describe(stated)
     assert not [o for o in stated.outcomes if o.status == "error"], [o.reason for o in stated.outcomes]
     skipped = not_exercised(stated)
     assert all(left and why.startswith(left + ": ") for why in skipped.values()), skipped
-    assert default.findings, "the default profile judges by our decision"
-    groups = {(f.rule, f.ref) for f in default.findings}
-    assert len(groups) == 1, describe(default)
-    (_rule, ref), = groups
-    assert decision in ref.replace(",", " ").split(), describe(default)
+    # without a profile: another reading of an open point -- one difference naming the decision and the profile line
+    groups = report.groups(default)
+    assert [g.tier for g in groups] == ["difference"], describe(default)
+    (key, value), = choice.items()
+    assert groups[0].finding.decision == decision, describe(default)
+    assert groups[0].finding.profile_line == LINES.get(key, lambda v: f"{key}: {v}")(value), describe(default)
+    assert report.summary(default)["failures"] == 0
+    # with our decision pinned: a failure
+    assert [g for g in report.groups(pinned) if g.tier == "failure"], describe(pinned)
 
 
 def test_a_product_not_offered_is_403_and_an_unknown_one_404(identities, tmp_path):
@@ -141,11 +154,15 @@ def test_the_profile_keys_are_checked_and_read():
                                     "absent-operations": ["runSandboxBatch"], "payment-baskets": "one"})
     assert (profile.request_id_replay, profile.products_not_offered, profile.absent_operations,
             profile.payment_baskets) == ("conflict", (PERIODIC,), frozenset({"runSandboxBatch"}), "one")
+    # a product the interface does not have may be named too: known to the implementation, not offered (403)
+    assert Profile.from_mapping({"products-not-offered": ["payments/instant-sepa-credit-transfers"]}) \
+        .products_not_offered == ("payments/instant-sepa-credit-transfers",)
     defaults = Profile()
     assert (defaults.request_id_replay, defaults.products_not_offered, defaults.absent_operations,
             defaults.payment_baskets) == ("first-response", (), frozenset(), "several")
     for bad, said in (({"absent-operations": ["createSepaCreditTransfer"]}, "operation the document does not list"),
-                      ({"products-not-offered": ["payments/instant-sepa-credit-transfers"]}, "payment product"),
+                      ({"products-not-offered": ["instant"]}, "payment product"),
+                      ({"pinned-decisions": ["A99"]}, "pinned-decisions"),
                       ({"request-id-replay": "ignored"}, "request-id-replay"),
                       ({"payment-baskets": "two"}, "payment-baskets")):
         with pytest.raises(ConfigError, match=said):

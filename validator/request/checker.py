@@ -19,10 +19,10 @@ from ..findings import ERROR, WARNING, Finding, Report
 from ..jsonload import Loaded, load_json_bytes
 from ..spec import Operation, Spec
 from .headers import MAX_HEADER_LENGTH, check_headers
-from .message import HttpRequest, Parsed, Problems
+from .message import HttpRequest, Parsed, Problems, RequestProblem
 from .parse import parse_envelope, parse_http
 from .query import check_query
-from .resolve import product_not_offered, resolve_operation
+from .resolve import PRODUCT_NOT_OFFERED, PRODUCT_UNKNOWN, product_not_offered, resolve_operation
 from .shape import REQUEST_KIND, looks_like_http
 
 
@@ -176,6 +176,19 @@ def _verify(v: PayloadEngine, op: Operation, req: HttpRequest) -> list[Finding]:
     return verify_request(signable, _verify_options(v, op, _clock(v, req)), header_index=req.header_index)
 
 
+def _known_not_offered(problems, path: str, not_offered) -> list:
+    """A31: an unknown payment product the profile lists under products-not-offered (a product the interface does not
+    have, such as instant credit transfers) is known to the implementation but not offered: 403 PRODUCT_INVALID,
+    not 404 PRODUCT_UNKNOWN."""
+    if not not_offered:
+        return problems
+    segments = path.split("?", 1)[0].split("/")
+    product = "/".join(segments[2:4]) if len(segments) > 3 else None
+    return [RequestProblem(PRODUCT_NOT_OFFERED, p.pointer, f"payment product {product} is not offered by this "
+                           "implementation (its profile's products-not-offered)")
+            if p.rule == PRODUCT_UNKNOWN and product in not_offered else p for p in problems]
+
+
 def request_findings(v: PayloadEngine, parsed: Parsed, *, source: str = "<request>") -> list[Finding]:
     """Every finding for a parsed request, through the validator (profile severities, codes and statuses)."""
     out = Problems()
@@ -185,7 +198,7 @@ def request_findings(v: PayloadEngine, parsed: Parsed, *, source: str = "<reques
     if req is not None:
         resolution = resolve_operation(v.spec, req.method, req.path, paths=v.profile.paths,
                                        absent=v.profile.absent_operations)
-        out.problems.extend(resolution.problems)
+        out.problems.extend(_known_not_offered(resolution.problems, req.path, v.profile.products_not_offered))
         op = resolution.operation
         if op is not None:
             not_offered = product_not_offered(resolution, v.profile.products_not_offered)

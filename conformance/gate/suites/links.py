@@ -27,7 +27,7 @@ from validator.spec import Spec
 
 from ..model import NotExercised, check
 from ..session import ABSENT_STATUSES, NOT_REPRODUCIBLE, Disagreement, Session
-from .fuzz import fuzzing_document, register_formats, send_case
+from .fuzz import fuzzing_document, register_formats, send_case, served_paths
 
 CHECK_ID = "stateful:links"
 STEPS_PER_SCENARIO = 20
@@ -82,13 +82,13 @@ _SPECS: dict[int, Spec] = {}
 
 
 @functools.lru_cache(maxsize=4)
-def _linked_schema(spec_id: int, base_url: str):
+def _linked_schema(spec_id: int, base_url: str, paths: tuple[tuple[str, str], ...] = ()):
     import schemathesis
     from schemathesis import GenerationMode
 
     spec = _SPECS[spec_id]
     register_formats()
-    schema = schemathesis.openapi.from_dict(links_document(spec.document))
+    schema = schemathesis.openapi.from_dict(links_document(served_paths(spec.document, paths)))
     schema.config.update(base_url=base_url)
     # Schema-invalid requests are the negative suite's: the walk sends requests valid per the spec.
     schema.config.generation.update(modes=[GenerationMode.POSITIVE])
@@ -111,7 +111,8 @@ def state_machine(session: Session):
     _SPECS[id(session.spec)] = session.spec
     # Without the pool of constants Schemathesis collects from the loaded Python modules (what it holds depends on
     # the process), so the same seed sends the same cases.
-    base = _linked_schema(id(session.spec), session.base_url).build_state_machine(feedback=NO_FEEDBACK,
+    base = _linked_schema(id(session.spec), session.base_url,
+                          tuple(sorted(session.profile.paths.items()))).build_state_machine(feedback=NO_FEEDBACK,
                                                                                   link_calibration=None)
     labels = {link.full_name: Link(_operation_id(link.source), link.status_code, link.name,
                                    _operation_id(link.target))

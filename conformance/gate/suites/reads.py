@@ -119,7 +119,7 @@ def _periodic_body(session: Session, amount: str) -> dict:
 @check("stateful:read-back", suite="stateful", refs=("A4", "A9", "A31", "Endpoints"),
        title="a payment reads back as created (amounts, accounts, names) with exactly its currency's minor-unit "
              "digits, on the status and detail reads of every product and in the transaction lists")
-def read_back(session: Session) -> None:
+def read_back_everywhere(session: Session) -> None:
     tpp = session.client()
     # A9: a target whose profile says amount-digits: exact refuses the shortened forms; it gets them in full
     sent = short if session.profile.amount_digits != "exact" else str

@@ -31,6 +31,7 @@ target's state, are left out with the reason the coverage report gives (:func:`l
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ from conformance.mutations import (MUTATIONS, REQUEST_LEFT_OUT, REQUEST_MUTATION
                                    mutate, mutate_request, payloads, signed_draft, synthetic_identity_number,
                                    valid_optional_headers, _KIND as MUTATION_STATE)
 from conformance.mutations import get_at, set_at, sites
+from conformance.exchange.basis import document_codes
 from conformance.exchange.decoding import decode
 from conformance.exchange.oracle import CODE_UNDECIDED  # the status judged, the code not
 from conformance.exchange.reasons import reason_problem, reason_unjudged
@@ -52,7 +54,7 @@ from validator.context import Context, PaymentFacts
 from validator.findings import ERROR
 from validator.rules import catalogue
 
-from ..model import DECLARED_ANSWER, Expected, NotExercised, check
+from ..model import DECLARED_ANSWER, DIFFERENCE, Expected, NotExercised, check
 from ..session import Disagreement, Session, answer_of
 from .data import SEPA, sepa_body
 
@@ -153,7 +155,7 @@ def _control_problem(response) -> str | None:
 
 def _search(session: Session, client: SignedClient, operation: str, rule_id: str | None, what: str, build,
             success: tuple[int, ...], *, examples: int | None = None, ref: str = "",
-            http_refusals: tuple[int, ...] = ()) -> int:
+            http_refusals: tuple[int, ...] = (), readings: tuple[Expected, ...] = ()) -> int:
     """Run the Hypothesis search for one (rule, operation) pair: ``build(data)`` draws a request, its context and the
     unmutated request it was made from (None for a control); the validator predicts its answer; a disagreement
     becomes one shrunk finding. A disagreement is first checked against the unmutated request: when the target
@@ -186,13 +188,16 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
             control_refused.append(str(why))
             return
         expected, errors = session.predict(request, success=success, context=context)
+        if readings and not errors:  # a control on the edge of a decision: refusing it is another reading
+            expected = dataclasses.replace(expected, readings=expected.readings + readings)
         if errors and all(e.rule in CODE_UNDECIDED for e in errors):
-            expected = Expected(expected.statuses, (), f"{expected.why} (no code decided)")
+            expected = dataclasses.replace(expected, codes=(), why=f"{expected.why} (no code decided)")
         response = client.send_prepared(request)
         sent += 1
         session.record_case(operation, request)
         exchange = session.exchange(operation, request, response)
-        agrees = expected.allows(exchange.answer) or session.code_unreadable(exchange, expected)
+        agrees = expected.allows(exchange.answer) or session.code_unreadable(exchange, expected) \
+            or session.unissued_refusal(exchange, expected)
         # where the refusal says what it refuses (a tppMessage path, A6), it must be what the request breaks
         other_reason = reason_problem(exchange.json(), errors) if agrees and response.status_code not in \
             http_refusals else None
@@ -207,10 +212,15 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
                 return
         if not agrees:
             rule = rule_id or (errors[0].rule if errors else CONTROL)
-            raise Disagreement(exchange, expected.describe(), rule, f"{what}: the validator expects "
-                               f"{expected.describe()} ({expected.why}); the target answered {exchange.answer.describe()}"
-                               + (reason_unjudged(exchange.json()) if errors and response.status_code >= 400 else ""),
-                               expected)
+            message = (f"{what}: the validator expects {expected.describe()} ({expected.why}); the target answered "
+                       f"{exchange.answer.describe()}"
+                       + (reason_unjudged(exchange.json()) if errors and response.status_code >= 400 else ""))
+            if expected.tier(exchange.answer) != DIFFERENCE:
+                raise Disagreement(exchange, expected.describe(), rule, message, expected)
+            # another reading of an open point: reported once, and the search goes on (it hides no failure)
+            session.disagree(exchange, rule=rule, ref=ref if rule == rule_id else "", expected=expected.describe(),
+                             message=message, expectation=expected)
+            return
         if response.status_code in http_refusals:
             return  # HTTP's own refusal (A33), not an answer of the interface's: its body is the server's
         if other_reason:
@@ -336,7 +346,8 @@ def request_probe(session: Session, operation: str, rule_id: str | None, site=No
         _control_first(session, client, operation, lambda: client.prepare(operation, body=base()[0], **where), created)
     refusals = HTTP_REFUSALS.get(rule_id or "", ())
     return _search(session, client, operation, rule_id, what, build, created + refusals, examples=examples,
-                   ref=control.ref if control is not None else "", http_refusals=refusals)
+                   ref=control.ref if control is not None else "", http_refusals=refusals,
+                   readings=control.readings(session) if control is not None else ())
 
 
 @dataclass(frozen=True)
@@ -347,6 +358,15 @@ class RuleControl:
     what: str
     ref: str
     change: Callable[[Any, Any, st.DataObject], None]
+    refused: str = ""   # the profile line of the other choice, refusing it (a difference unless stated or pinned)
+
+    def readings(self, session: Session) -> tuple[Expected, ...]:
+        decision = self.ref or "A40"
+        key = self.refused.split(":", 1)[0]
+        if not self.refused or session.profile.states(key) or session.profile.pins(decision):
+            return ()
+        return (Expected(tuple(range(400, 500)), document_codes(session.spec), why=f"refusing it is another reading "
+                         f"({decision})", decision=decision, profile_line=self.refused),)
 
 
 # A16: a synthetic test national identity number (month + 80) is accepted unless the profile refuses it
@@ -354,11 +374,13 @@ class RuleControl:
 # under the rule and the decision.
 RULE_CONTROLS = {
     "psu-identity-invalid": RuleControl("a synthetic test X-PSU-IDENTITY (month + 80)", "A16",
-                                        lambda draft, name, data: draft.set_header(name, synthetic_identity_number(data))),
+                                        lambda draft, name, data: draft.set_header(name, synthetic_identity_number(data)),
+                                        "synthetic-identity-numbers: refused"),
     # A list header sent as two lines is one list (RFC 9110 5.3): accepted unless the profile's repeated-headers
     # refuses it for Accept-Language.
     "header-duplicate": RuleControl("Accept-Language sent twice (a list header)", "",
-                                    lambda draft, _name, data: _repeat_list_header(draft, "Accept-Language")),
+                                    lambda draft, _name, data: _repeat_list_header(draft, "Accept-Language"),
+                                    "repeated-headers: {Accept-Language: refused}"),
     # A18: an alias of a published x-accept-fix name is accepted by our decision; a target knowing only the published
     # names may refuse it. A case of its own, never part of another case's valid request.
     "accept-fix-unknown": RuleControl("an alias of a published x-accept-fix name (longer-names)", "A18",

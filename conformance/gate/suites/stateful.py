@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 
 from conformance.client import SignedClient
+from conformance.exchange.basis import document_codes
 from validator.context import Context, PaymentFacts
 
 from ..model import STOPPED_EARLY, Expected, NotExercised, check, reason, said
@@ -281,8 +282,24 @@ def lack_of_funds(session: Session, rule: str) -> None:
     pid = create(session, tpp, "createBulkPayment", bulk_body(LACK_OF_FUNDS_AMOUNT, debtor=payer.as_debtor(),
                                                               text="Tomt"))
     authorise(session, tpp, pid, payer.owner, where=BULK)
+    # A24: where the lack of funds shows -- the document states the flag, not the moment (profile lack-of-funds)
+    after_sca = status_of(session, tpp, pid, BULK).get("transactionStatus")
+    observed = {"RJCT": "at-sca", "PDNG": "at-batch-run"}.get(after_sca)
+    differs = session.choice_differs("lack-of-funds", "A24", observed, session.profile.lack_of_funds)
+    if (observed if differs else session.profile.lack_of_funds) == "at-batch-run":
+        expect_status(session, tpp, pid, "PDNG", rule=rule, ref="A24", where=BULK,
+                      why="after the SCA (lack-of-funds: at-batch-run: the batch run rejects it)")
+        batch_run(session, tpp)
+    failures = len(session.outcome("getPaymentStatus").findings)
     status = expect_status(session, tpp, pid, "RJCT", rule=rule, ref="A24", where=BULK,
-                           why="after an SCA without funds")
+                           why="after an SCA without funds" if observed == "at-sca" else "after the batch run")
+    if differs and len(session.outcome("getPaymentStatus").findings) == failures \
+            and status.get("fundsAvailable") is False:
+        exchange = session.call(tpp, "getPaymentStatus", path={**BULK, "paymentId": pid})
+        session.disagree(exchange, rule=rule, ref="A24", choice=differs,
+                         expected="RJCT with fundsAvailable false when the SCA completes (A24)",
+                         message="a payment without funds was authorised (PDNG) and rejected by the batch run "
+                                 "(RJCT, fundsAvailable false)")
     if status and status.get("fundsAvailable") is not False:
         session.disagree(None, rule=rule, ref="A24", expected="fundsAvailable false",
                          message=f"fundsAvailable is {said(status.get('fundsAvailable'))}", operation="getPaymentStatus")
@@ -376,12 +393,26 @@ def _cancellation(session: Session) -> dict:
     return session.spec.operation("deletePayment").raw["x-cancellation"]
 
 
+def cancellation_refused(session: Session) -> Expected:
+    """A DELETE the payment's state refuses (A5, A27): the profile's cancellation-refused, else the spec's 409 CONFLICT;
+    the document says only that it "yields an error message", so another 4xx with a code of its code set is a
+    difference from A5 unless the profile states the key or pins A5."""
+    decided = _cancellation(session)["refused"]
+    chosen = session.profile.cancellation_refused
+    status = (chosen.status if chosen and chosen.status else None) or decided["status"]
+    code = (chosen.code if chosen and chosen.code else None) or decided["code"]
+    readings = () if session.profile.states("cancellation-refused") or session.profile.pins("A5") else (
+        Expected(tuple(range(400, 500)), document_codes(session.spec), decision="A5",
+                 profile_line="cancellation-refused: {status: {status}, code: {code}}"),)
+    return Expected((status,), (code,), "A5, A27", readings=readings)
+
+
 @scenario("stateful:cancellation", rule="cancellation",
           title="cancellation in each state (RCVD 204 then CANC, or 202 with links to "
           "authorise it; PDNG, reached through the SCA page, and every other state 409)", refs=("A4", "A5", "A27"))
 def cancellation(session: Session, rule: str) -> None:
     cancel = _cancellation(session)
-    refused = Expected((cancel["refused"]["status"],), (cancel["refused"]["code"],), "A5, A27")
+    refused = cancellation_refused(session)
     tpp = session.client()
     resources = sandbox_resources(session)
     payer = resources.payer(session, "EUR", "iban")
@@ -441,6 +472,13 @@ def request_id_replay(session: Session, rule: str) -> None:
                          query=DUPLICATES_ALLOWED)
     conflict = Expected((409,), ("CONFLICT",))
     first_id, again_id = _json(first).get("paymentId"), _json(again).get("paymentId")
+    differs = session.choice_differs("request-id-replay", "A29", _replay_choice(first, again, other), choice)
+    if differs:  # the target follows another choice of A29 than the profile states (none stated): a difference
+        session.disagree(again, rule=rule, ref="A29", choice=differs, expected="the first response again, "
+                         "another request with the id 409 CONFLICT (A29)", message=f"a repeated X-Request-ID: the "
+                         f"same request answered {again.answer.describe()} (paymentId {said(again_id)}, the first "
+                         f"{said(first_id)}), another request {other.answer.describe()}")
+        return
     if choice == "first-response":
         if (first.answer.status, _json(first)) != (again.answer.status, _json(again)):
             session.disagree(again, rule=rule, ref=ref, expected=f"the first response again "
@@ -464,6 +502,44 @@ def request_id_replay(session: Session, rule: str) -> None:
                        f"handled as new, answered {other.answer.describe()}")
 
 
+def _replay_choice(first: Exchange, again: Exchange, other: Exchange) -> str | None:
+    """Which choice of A29 (request-id-replay) three answers show -- the first request, the same again, another one
+    with the same X-Request-ID -- or None when they show none of them."""
+    statuses = (first.answer.status, again.answer.status, other.answer.status)
+    if statuses == (201, 201, 409) and _json(first) == _json(again):
+        return "first-response"
+    if statuses == (201, 409, 409):
+        return "conflict"
+    ids = {_json(e).get("paymentId") for e in (first, again, other)}
+    if statuses == (201, 201, 201) and len(ids) == 3:
+        return "new-request"
+    return None
+
+
+@scenario("stateful:unlisted-headers", rule="header-format", title="a header of the wrong format on operations outside the document's header "
+          "table (a payment's status read, a basket read): refused as decided (A42), or ignored -- a difference",
+          refs=("A42", "A16"))
+def unlisted_headers(session: Session, rule: str) -> None:
+    """A42 on resources that exist, so an implementation ignoring the header answers 200 (not 404 for an id nobody
+    issued, which every reading accepts)."""
+    tpp = session.client()
+    pid = sepa(session, tpp, "23.00")
+    reads = [("getPaymentStatus", {**SEPA, "paymentId": pid})]
+    if not session.unavailable("createSigningBasket"):
+        basket = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid]})
+        if basket.answer.status == 201 and _json(basket).get("basketId"):
+            reads.append(("getSigningBasket", {"basketId": _json(basket)["basketId"]}))
+    for operation, path in reads:
+        if session.unavailable(operation, path):
+            continue
+        request = tpp.prepare(operation, path=path, headers={"PSU-ID": "not-a-uuid"})
+        expected, errors = session.predict(request, success=(200,))
+        exchange = session.send(tpp, request, operation)
+        session.expect(exchange, expected, rule=errors[0].rule if errors else rule, ref="A42",
+                       message=f"{operation} with PSU-ID 'not-a-uuid' (its operation outside the header table) "
+                               f"answered {exchange.answer.describe()}")
+
+
 @scenario("stateful:logical-duplicate", rule="logical-duplicate",
           title="a logical duplicate is 409 unless allowLogicalDuplicate=true",
           refs=("A30",))
@@ -473,9 +549,15 @@ def logical_duplicate(session: Session, rule: str) -> None:
     create(session, tpp, "createSepaCreditTransfer", body, query={})
     duplicate = session.call(tpp, "createSepaCreditTransfer", body=body)
     refused = session.profile.logical_duplicates == "refused"   # A30 (profile: logical-duplicates)
-    session.expect(duplicate, Expected((409,), ("CONFLICT",)) if refused else CREATED, rule=rule, ref="A30",
-                   message=f"a logical duplicate answered {duplicate.answer.describe()}"
-                   + ("" if refused else " (the profile allows logical duplicates)"))
+    observed = {409: "refused", 201: "allowed"}.get(duplicate.answer.status)
+    differs = session.choice_differs("logical-duplicates", "A30", observed, session.profile.logical_duplicates)
+    if differs:
+        session.disagree(duplicate, rule=rule, ref="A30", choice=differs, expected="409 CONFLICT (A30)",
+                         message=f"a logical duplicate answered {duplicate.answer.describe()}")
+    else:
+        session.expect(duplicate, Expected((409,), ("CONFLICT",)) if refused else CREATED, rule=rule, ref="A30",
+                       message=f"a logical duplicate answered {duplicate.answer.describe()}"
+                       + ("" if refused else " (the profile allows logical duplicates)"))
     allowed = session.call(tpp, "createSepaCreditTransfer", body=body, query=DUPLICATES_ALLOWED)
     session.expect(allowed, CREATED, rule=rule, ref="A30",
                    message=f"a duplicate with allowLogicalDuplicate=true answered {allowed.answer.describe()}")
@@ -641,7 +723,10 @@ def products_offered(session: Session) -> None:
             continue  # nothing for the target to refuse (the rule is off in the profile)
         ref = "A31" if offered else "A31 (profile products-not-offered)"
         hint = "" if offered else " (the profile says it is not offered)"
-        created = session.send(tpp, tpp.prepare(operation, body=bodies[operation](), query=DUPLICATES_ALLOWED), operation)
+        request = tpp.prepare(operation, body=bodies[operation](), query=DUPLICATES_ALLOWED)
+        if not offered:  # the profile's status and code of product-not-offered, with the readings of its decision
+            invalid = session.predict(request, success=(201,))[0]
+        created = session.send(tpp, request, operation)
         session.expect(created, CREATED if offered else invalid, rule="product-offered" if offered
                        else "product-not-offered", ref=ref,
                        message=f"creating a {product} payment{hint} answered {created.answer.describe()}"
@@ -656,8 +741,10 @@ def products_offered(session: Session) -> None:
     if session.rule_off("product-unknown"):
         return
     path = {"payment-service": "payments", "payment-product": UNKNOWN_PRODUCT, "paymentId": "enc!!b2J2YWxpZGF0ZS1ub25l"}
-    unknown = session.send(tpp, tpp.prepare("getPaymentStatus", path=path), "getPaymentStatus", refusal_expected=True)
-    session.expect(unknown, Expected((404,), ("PRODUCT_UNKNOWN",)), rule="product-unknown", ref="A7",
+    request = tpp.prepare("getPaymentStatus", path=path)
+    wanted = session.predict(request, success=(200,))[0]   # the profile's product-unknown, with A7's readings
+    unknown = session.send(tpp, request, "getPaymentStatus", refusal_expected=True)
+    session.expect(unknown, wanted, rule="product-unknown", ref="A7",
                    message=f"a payment product the interface does not know ({UNKNOWN_PRODUCT}) answered "
                            f"{unknown.answer.describe()}")
 
@@ -675,6 +762,13 @@ def basket_membership(session: Session, rule: str) -> None:
                           message=f"a basket of one new payment answered {first.answer.describe()}"):
         return
     second = session.call(tpp, "createSigningBasket", body={"paymentIds": [pid]})
+    observed = {201: "several", 409: "one"}.get(second.answer.status)
+    differs = session.choice_differs("payment-baskets", "A34", observed, choice)
+    if differs:
+        session.disagree(second, rule=rule, ref="A34", choice=differs, expected="201 (A34: several baskets)",
+                         message=f"a second basket with a payment another basket holds answered "
+                                 f"{second.answer.describe()}")
+        return
     wanted = CREATED if choice == "several" else Expected((409,), ("CONFLICT",), "the payment is in another basket")
     session.expect(second, wanted, rule=rule, ref=ref,
                    message=f"a second basket with a payment another basket holds answered {second.answer.describe()}"
@@ -757,6 +851,13 @@ def sca_without_effect(session: Session, rule: str) -> None:
     pid = sepa(session, tpp, "38.00", debtor=payer.as_debtor())
     first = start_authorisation(session, tpp, pid)
     second = session.call(tpp, "startPaymentAuthorisation", path={**SEPA, "paymentId": pid}, headers=AUTHORISE_HEADERS)
+    differs = session.choice_differs("open-authorisations", "A35", {201: "several", 409: "one"}.get(
+        second.answer.status), session.profile.open_authorisations)
+    if differs:
+        session.disagree(second, rule=rule, ref="A35", choice=differs, expected="201 (A35: several started "
+                         "authorisations)", message="a second authorisation of a payment whose first is started "
+                         f"answered {second.answer.describe()}")
+        return
     if one:
         session.expect(second, Expected((409,), ("CONFLICT",), "another authorisation of the payment is started"),
                        rule=rule, ref=ref, message="a second authorisation of a payment whose first is started "
