@@ -95,7 +95,7 @@ DECISION_FILES = ("decisions.md", "decisions-lifecycle.md")  # A1-A22, then A23-
 DECISION_IDS = [f"A{i}" for i in range(1, 33)]
 # Decisions the project took after the shared tables (issue 17: each new silent point the document leaves open), declared
 # in the spec's x-assumptions only, numbered on from A33.
-PROJECT_DECISIONS = ("A33", "A34", "A35", "A36", "A37", "A38", "A39")
+PROJECT_DECISIONS = ("A33", "A34", "A35", "A36", "A37", "A38", "A39", "A40", "A41", "A42")
 
 
 def decision_table(name: str) -> dict[str, dict[str, str]]:
@@ -1619,7 +1619,7 @@ def test_lifecycle_profile_keys_are_profile_settings(spec) -> None:
     assert keys == {"A24": "sca-redirect-status", "A25": "batch-run-times", "A27": "cancellation-refused",
                     "A29": "request-id-replay", "A30": "logical-duplicates", "A31": "products-not-offered",
                     "A34": "payment-baskets", "A35": "open-authorisations",
-                    "A37": "rules"}
+                    "A37": "rules", "A40": "rules", "A41": "rules", "A42": "rules"}
     assert set(keys.values()) <= set(profile_schema()["properties"])
     profile = Profile.from_mapping({"batch-run-times": ["07:00", "19:00"], "cancellation-refused": {"status": 400, "code": "FORMAT_ERROR"},
                                     "logical-duplicates": "allowed"})

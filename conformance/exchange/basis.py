@@ -25,11 +25,9 @@ from validator.spec import Operation, Spec
 from .expect import Expected
 
 A7, A8 = "A7", "A8"
-EMPTY_HEADER, UNLISTED_HEADER = "A41", "A42"
 CLIENT_ERRORS = tuple(range(400, 500))
 # The headers of the document's request signing (all operations): listed for every operation, whatever its column.
 SIGNING_HEADERS = frozenset({"x-request-id", "digest", "signature", "tpp-signature-certificate", "date"})
-HEADER_RULES = ("header-format", "psu-identity-invalid")
 METHOD_NOT_ALLOWED = "method-not-allowed"
 
 
@@ -98,13 +96,14 @@ def acceptance(spec: Spec, profile: Profile, op: Operation | None, request: Any,
             line = f"repeated-headers: {{{header}: accepted}}"
         else:
             line = f"rules: {{{error.rule}: {{severity: warning}}}}"
-    elif error.rule in HEADER_RULES and header and header.lower() not in SIGNING_HEADERS and op is not None:
+    elif error.rule in (headers := spec.document["x-header-refusal-decisions"])["rules"] and header \
+            and header.lower() not in SIGNING_HEADERS and op is not None:
         stated = False
         optional = any(p.name.lower() == header.lower() and not p.required for p in op.header_parameters)
         if optional and any(not v.strip() for v in _values(request, header)):
-            decision = EMPTY_HEADER
+            decision = headers["empty-optional-header"]["x-assumption"]
         elif op.raw.get("x-header-table-column") == "none":
-            decision = UNLISTED_HEADER
+            decision = headers["operation-outside-the-header-table"]["x-assumption"]
         else:
             return None
         line = f"rules: {{{error.rule}: {{severity: warning}}}}"

@@ -327,6 +327,22 @@ def _findings_html(data: dict[str, Any], tallies: dict[str, int]) -> list[str]:
     if not findings:
         out.append('<div class="panel">No finding: every check that ran agreed with the interface.</div>')
         return out
+    failures = [f for f in findings if tier(f) == FAILURE]
+    differences = [f for f in findings if tier(f) == DIFFERENCE]
+    out.append(f'<h3 class="tier">Failures <small>{len(failures)}: answers the interface document itself contradicts '
+               "(or a decision the profile pins); they fail the run</small></h3>")
+    out += _by_operation(failures) if failures else ['<div class="panel">No failure.</div>']
+    out.append('<h2 id="differences">Differences <small>' f"{len(differences)}: answers following another reading "
+               "of a point the document leaves open; never failing the run. The profile line states the target's "
+               "choice; pinning the decision (<code>pinned-decisions</code>, <code>--strict</code>) makes ours a "
+               "requirement</small></h2>")
+    out += _by_operation(differences) if differences else ['<div class="panel">No difference.</div>']
+    return out
+
+
+def _by_operation(findings: list[dict[str, Any]]) -> list[str]:
+    """Findings grouped by operation, then rule."""
+    out: list[str] = []
     by_op: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for f in findings:
         by_op[f["operation"]][f["rule"]].append(f)
@@ -359,7 +375,8 @@ def _finding_html(f: dict[str, Any]) -> str:
              f'<p class="meta">{badges}<b>{e(f["id"])}</b> · {e(seen)} · fingerprint <code>{e(f["fingerprint"])}'
              "</code></p>", f'<p class="msg">{e(f["message"])}</p>']
     if f.get("profile_line"):
-        parts.append(f'<p class="meta">a profile pins it: <code>{e(f["profile_line"])}</code></p>')
+        parts.append(f'<p class="meta">the profile line stating the target\'s choice: <code>{e(f["profile_line"])}</code>'
+                     "</p>")
     answered = "several answers: the message above says them" if f["actual"] == SEVERAL_ANSWERS else f["actual"]
     parts.append(f'<div class="answer"><div><b>expected</b>{e(f["expected"])}</div>'
                  f'<div class="actual"><b>answered</b>{e(answered)}</div></div>')

@@ -392,7 +392,9 @@ def check(s: Sandbox, request: Request, body: bytes, validator: Validator | None
     v.now, v.today = s.clock.now(), s.clock.today()
     if op is not None and op.request_schema_ref and op.request_schema_ref.endswith("/SigningBasketRequest"):
         v.context = _basket_context(s, tpp, body) or v.context
-    findings = F.other_readings(s.faults, request_findings(v, Parsed(req, parsed.problems)), op, header_map)
+    findings = F.other_readings(request_findings(v, Parsed(req, parsed.problems)), op, header_map,
+                                empty_absent=F.EMPTY_HEADER_ABSENT in s.faults,
+                                unlisted_ignored=F.UNLISTED_HEADERS_IGNORED in s.faults)
     if F.EXTRA_COLLECTION_READ in s.faults and req.method == "GET" and resolution.template is not None \
             and any(f.rule == "method-not-allowed" for f in findings) \
             and resolution.template == s.spec.operation("createSepaCreditTransfer").path:

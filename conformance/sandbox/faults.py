@@ -241,11 +241,11 @@ class MovedLimit:
             return None
         upper = self.keyword.startswith("max")
         return tuple((measure <= bound) if upper else (measure >= bound) for bound in (limit, limit + self.by))
-def other_readings(faults: "ActiveFaults", findings: list, op, headers: dict[str, str]) -> list:
+def other_readings(findings: list, op, headers: dict[str, str], *, empty_absent: bool, unlisted_ignored: bool) -> list:
     """The findings without those another reading of an open point does not refuse (EMPTY_HEADER_ABSENT: an optional
     header sent empty is absent; UNLISTED_HEADERS_IGNORED: an operation outside the header table ignores its optional
     headers' formats); ``headers`` by their lower-case names."""
-    if op is None or not (EMPTY_HEADER_ABSENT in faults or UNLISTED_HEADERS_IGNORED in faults):
+    if op is None or not (empty_absent or unlisted_ignored):
         return findings
     optional = {p.name.lower() for p in op.header_parameters if not p.required} - SIGNING_HEADERS
 
@@ -253,9 +253,9 @@ def other_readings(faults: "ActiveFaults", findings: list, op, headers: dict[str
         name = f.pointer[len("/headers/"):].lower() if f.pointer.startswith("/headers/") else None
         if f.rule not in HEADER_FORMAT_RULES or name not in optional:
             return False
-        if EMPTY_HEADER_ABSENT in faults and not headers.get(name, "x").strip():
+        if empty_absent and not headers.get(name, "x").strip():
             return True
-        return UNLISTED_HEADERS_IGNORED in faults and op.raw.get("x-header-table-column") == "none"
+        return unlisted_ignored and op.raw.get("x-header-table-column") == "none"
 
     return [f for f in findings if not read_otherwise(f)]
 

@@ -138,9 +138,10 @@ def test_the_summary_line_counts_in_words_that_agree():
     result = RunResult("http://t", RunOptions("http://t"), seconds=1.0)
     result.cases = [("op", "digest")]
     line = summary_line(result, {"checks": 1, "outcomes": 1, "passed": 1, "failed": 0, "not-exercised": 0,
-                                 "error": 0, "findings": 1, "occurrences": 1, "cases": 1})
+                                 "error": 0, "findings": 1, "occurrences": 1, "failures": 1, "differences": 0,
+                                 "cases": 1})
     assert line.startswith("1 check, 1 check × operation outcome: 1 passed, 0 failed, 0 not exercised, 0 errors; "
-                           "1 finding; 1 request in 1.0 s"), line
+                           "1 finding: 1 failure, 0 differences; 1 request in 1.0 s"), line
 
 
 def test_reports_record_what_judged_the_run(tmp_path):

@@ -292,7 +292,7 @@ def test_a_difference_has_its_own_section_in_every_format_and_never_fails_the_ru
     assert "DIFFERENCES (1)" in done.output and "DIFF from A17 D1" in done.output
     line = "rules: {header-recommended-format: {severity: error, status: 400, code: FORMAT_ERROR}}"
     assert f"profile line stating the target's choice: {line}" in done.output
-    assert "0 failures, 1 differences" in done.output
+    assert "0 failures, 1 difference;" in done.output
     data = json.loads((tmp_path / "report" / "conform.json").read_text(encoding="utf-8"))
     (finding,) = data["findings"]
     assert (finding["tier"], finding["decision"], finding["profile_line"]) == ("difference", "A17", line)
@@ -305,7 +305,7 @@ def test_a_difference_has_its_own_section_in_every_format_and_never_fails_the_ru
     (result,) = sarif["runs"][0]["results"]
     assert result["level"] == "note" and result["properties"]["decision"] == "A17"
     html = (tmp_path / "report" / "conform.html").read_text(encoding="utf-8")
-    assert "<h2>Differences</h2>" in html and "obvalidate conform: PASS" in html
+    assert '<h2 id="differences">Differences' in html and "obvalidate conform: PASS" in html
     github = runner.invoke(conform, [*options, "--format", "github"])
     assert github.exit_code == 0 and "::warning title=difference from A17" in github.output
     strict = runner.invoke(conform, [*options, "--strict"])

@@ -214,7 +214,39 @@ def sca_success_without_effect(env) -> bool:
     return all("psu-id" not in sca(env.browser, s, testdata.KARI) for s in (started, second))
 
 
+def empty_header_absent(env) -> bool:
+    """A41: an optional header sent empty is refused as a value of the wrong format, not read as absent."""
+    r = env.tpp.call("createSepaCreditTransfer", body=sepa_body(), headers={"PSU-Corporate-ID": ""})
+    return r.status_code == 400 and _code(r) == "FORMAT_ERROR"
+
+
+def unlisted_headers_ignored(env) -> bool:
+    """A42: a status read (outside the header table) checks the format of its optional PSU-ID too."""
+    r = env.tpp.call("getPaymentStatus", path={**SEPA, "paymentId": sepa(env.tpp)}, headers={"PSU-ID": "not-a-uuid"})
+    return r.status_code == 400 and _code(r) == "FORMAT_ERROR"
+
+
+def extra_collection_read(env) -> bool:
+    """A method the endpoint table does not list (GET on the SEPA creation path) is no operation: not 200."""
+    return env.tpp.send("GET", SEPA_PATH).status_code in (404, 405, 501)
+
+
+def unknown_ids_first(env) -> bool:
+    """The validator's order: a status read with a malformed header is refused for the header (400), whether or not
+    its id was issued; the switch checks the id first (404)."""
+    r = env.tpp.call("getPaymentStatus", path={**SEPA, "paymentId": "enc!!bm9ib2R5LWlzc3VlZC10aGlz"},
+                     headers={"PSU-ID": "not-a-uuid"})
+    return r.status_code == 400
+
+
+SEPA_PATH = "/v1/payments/sepa-credit-transfers"
+
+
 SCENARIOS = {
+    F.EMPTY_HEADER_ABSENT: empty_header_absent,
+    F.UNLISTED_HEADERS_IGNORED: unlisted_headers_ignored,
+    F.EXTRA_COLLECTION_READ: extra_collection_read,
+    F.UNKNOWN_IDS_FIRST: unknown_ids_first,
     F.EMPTY_NAME_REFUSED: empty_name_refused,
     F.REQUEST_ID_NOT_UUID_REFUSED: request_id_not_uuid_refused,
     F.BASKET_OVER_LIMIT: basket_over_limit,
