@@ -224,6 +224,7 @@ class RawHeaders(HttpToolsProtocol):
         self.busy = False
         self.gone = False
         self._upgrade_body = 0   # bytes still to come of the body of a request that asked for an upgrade
+        self.refusal: tuple[RecordedAnswer, str, bool] | None = None   # the proxy's 400 to a body it cannot forward
 
     def connection_made(self, transport) -> None:
         # answers go out as uvicorn writes them (status and headers, then each piece): without TCP_NODELAY the second
@@ -304,10 +305,10 @@ class RawHeaders(HttpToolsProtocol):
             self.parser.feed_data(data)
             chunks.read()
         except FramingLost as exc:
-            self.send_400_response(f"Invalid HTTP request received: {exc}.")
+            self._body_refused(exc)
         except httptools.HttpParserCallbackError as exc:
             if isinstance(exc.__context__, FramingLost):
-                self.send_400_response(f"Invalid HTTP request received: {exc.__context__}.")
+                self._body_refused(exc.__context__)
                 return
             if self._head_size <= self.app.options.max_header_bytes:
                 raise
@@ -358,6 +359,20 @@ class RawHeaders(HttpToolsProtocol):
             return None
         return RecordedRequest(method, _text(self.url), tuple((_text(n), _text(v)) for n, v in self._raw), b"",
                                _dt.datetime.now(_dt.timezone.utc), app.upstream.origin)
+
+    def _body_refused(self, problem: FramingLost) -> None:
+        """A chunked request's framing that cannot go upstream as it came (a size line or trailers over the bound):
+        400 with the documented body and the connection closed; the exchange in flight logs it (:attr:`refusal`)."""
+        app, cycle = self.app, self.cycle
+        if not isinstance(app, ProxyApp) or cycle is None or cycle.response_started:
+            self.transport.close()   # an answer under way (the bank answered early) cannot be replaced: it is cut
+            return
+        headers, answer = _refusal(app.options.profile, 400, "FORMAT_ERROR", str(problem))
+        self.refusal = (RecordedAnswer(400, tuple((_text(n), _text(v)) for n, v in headers), answer.split(b"\r\n\r\n",
+                                       1)[1]), str(problem), problem.over)
+        cycle.disconnected = True   # the application's next receive() is the end: its request is over
+        cycle.message_event.set()
+        self.answered_and_closing(answer)
 
     def _head_too_large(self) -> None:
         limit = self.app.options.max_header_bytes
@@ -635,10 +650,9 @@ class ProxyApp:
         exchange with a client finding (``rule``) when a request's line arrived (a head too large or too slow), else
         as a :class:`Refusal` (a connection over the limit)."""
         code = "SYSTEM_ERROR" if status == SERVICE_UNAVAILABLE else "FORMAT_ERROR"
-        body = error_body(self.options.profile, status, code, message)
-        headers = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(body)).encode("ascii")),
-                   (b"Connection", b"close")]
-        protocol.answered_and_closing(b"".join((_status_line(status), *header_lines(headers), b"\r\n", body)))
+        headers, answer = _refusal(self.options.profile, status, code, message)
+        body = answer.split(b"\r\n\r\n", 1)[1]
+        protocol.answered_and_closing(answer)
         request = protocol.partial_request(self) if status != SERVICE_UNAVAILABLE else None
         if request is None:
             item: Any = Refusal(_dt.datetime.now(_dt.timezone.utc), peer or (protocol.client or ("",))[0], status,
@@ -774,6 +788,9 @@ class ProxyApp:
                         if copy.request_over or copy.dropped:
                             break
                 except _ClientGone:
+                    holder = scope.get("extensions", {}).get(CONNECTION)
+                    if getattr(holder, "refusal", None) is not None:
+                        await self._client_gone(index, holder, recorded, started, copy)
                     return
                 body = _replay(held, body if copy.request_over or copy.dropped else None)
             if not (copy.request_over or copy.dropped):
@@ -870,8 +887,7 @@ class ProxyApp:
                 holder.upstream.close()
                 holder.upstream = None
             if isinstance(exc, _ClientGone):
-                await self._hand_over(Exchange(index, recorded(), None, _ms(started), note="the client went away "
-                                               "before its request's body was complete"), copy)
+                await self._client_gone(index, holder, recorded, started, copy)
             elif isinstance(exc, TimeoutError) and not copy.request_complete:
                 await self._slow_upload(index, send, recorded, started, copy)
             elif isinstance(exc, TimeoutError):
@@ -942,6 +958,21 @@ class ProxyApp:
         # else: returning with the answer unfinished, uvicorn closes the client's connection (the status and headers
         # are gone already: the client learns of the failure as a body cut short, which it is)
 
+    async def _client_gone(self, index, holder, recorded, started, copy) -> None:
+        """The request's body ended before it was complete: the client went away, or the proxy refused the rest
+        (``holder.refusal``: its 400 logged as the answer, and past a bound, a client ``header-too-large`` finding)."""
+        refusal = getattr(holder, "refusal", None)
+        if refusal is None:
+            await self._hand_over(Exchange(index, recorded(), None, _ms(started), note="the client went away before "
+                                           "its request's body was complete"), copy)
+            return
+        answer, message, over = refusal
+        request = recorded()
+        own = (ExchangeFinding("client", HEAD_TOO_LARGE, "error", "Limits", "", f"{request.method} {request.target}: "
+                               f"{message}", "a request within the proxy's limits", "400 from the proxy"),) if over else ()
+        await self._hand_over(Exchange(index, request, answer, _ms(started), own, answered_by="proxy",
+                                       note=f"answered by the proxy: {message}"), copy)
+
     def _enforced(self, judgement: Judgement, request: RecordedRequest):
         """The refusal a conforming bank gives a request with client errors, or None: each error's status and code
         as the validator gives them by the profile, and of several, the one a bank checks first -- the reference
@@ -1011,6 +1042,14 @@ def _json_headers(body: bytes, request: RecordedRequest, *, close: bool = False)
     if request_id and request_id.isascii() and request_id.isprintable():
         headers.append((b"X-Request-ID", request_id.encode("ascii")))
     return headers
+
+
+def _refusal(profile: Profile, status: int, code: str, message: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The proxy's own refusal, ending the connection: its header lines and its bytes (with the documented body)."""
+    body = error_body(profile, status, code, message)
+    headers = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(body)).encode("ascii")),
+               (b"Connection", b"close")]
+    return headers, b"".join((_status_line(status), *header_lines(headers), b"\r\n", body))
 
 
 def _message_path(pointer: str) -> str | None:

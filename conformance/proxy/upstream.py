@@ -56,7 +56,12 @@ class UpstreamHeadTooLarge(UpstreamError):
 
 class FramingLost(UpstreamError):
     """The raw bytes and llhttp's reading of them part ways (a chunk's size line or its trailers over the bound, or
-    bytes that are not where llhttp's callbacks put them): the body cannot be forwarded as it came."""
+    bytes that are not where llhttp's callbacks put them): the body cannot be forwarded as it came. ``over``: the
+    bound is why (the sender's doing)."""
+
+    def __init__(self, message: str, *, over: bool = False) -> None:
+        super().__init__(message)
+        self.over = over
 
 
 class Answer:
@@ -420,7 +425,8 @@ class ChunkLines:
         """llhttp read the bytes fed: within a chunked body, what it has not reported yet (a size line or trailers
         in progress) is within the bound."""
         if self._in_chunks and len(self._data) - self._pos > self.bound:
-            raise FramingLost(f"a chunk's size line or the trailers are over {self.bound:,} bytes (--max-header-bytes)")
+            raise FramingLost(f"a chunk's size line or the trailers are over {self.bound:,} bytes (--max-header-bytes)",
+                              over=True)
 
     def head_end(self, chunked: bool) -> None:
         """llhttp read a head (its on_headers_complete) of a message whose body is ``chunked`` or not: past it, and

@@ -124,6 +124,9 @@ def test_a_chunk_size_line_over_the_head_bound_is_refused_both_ways():
             sock.sendall(line[1500:])
             got = read_answer(sock, until_close=True)
     assert got.startswith(b"HTTP/1.1 400 ") and b"over 2,048 bytes" in got
+    (refused,) = proxy.logged("exchange")
+    assert refused["response"]["status"] == 400 and upstream.received == []   # the bank never got a whole request
+    assert [f["rule"] for f in proxy.findings("client")] == ["header-too-large"]
     answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + line
     with RawUpstream(answer, close=True) as upstream, RunningProxy(upstream.url, max_header_bytes=2048) as proxy:
         (got,) = exchange(proxy.port, GET, until_close=True)
