@@ -367,9 +367,9 @@ class RawHeaders(HttpToolsProtocol):
         if not isinstance(app, ProxyApp) or cycle is None or cycle.response_started:
             self.transport.close()   # an answer under way (the bank answered early) cannot be replaced: it is cut
             return
-        headers, answer = _refusal(app.options.profile, 400, "FORMAT_ERROR", str(problem))
-        self.refusal = (RecordedAnswer(400, tuple((_text(n), _text(v)) for n, v in headers), answer.split(b"\r\n\r\n",
-                                       1)[1]), str(problem), problem.over)
+        headers, body, answer = _refusal(app.options.profile, 400, "FORMAT_ERROR", str(problem))
+        self.refusal = (RecordedAnswer(400, tuple((_text(n), _text(v)) for n, v in headers), body), str(problem),
+                        problem.over)
         cycle.disconnected = True   # the application's next receive() is the end: its request is over
         cycle.message_event.set()
         self.answered_and_closing(answer)
@@ -423,17 +423,17 @@ class RawHeaders(HttpToolsProtocol):
 
     # ---- a chunked request's framing as it came, beside the data uvicorn hands the application
     def on_chunk_header(self) -> None:
-        self._framing(self._chunks.size_line())
+        self._pass_framing(self._chunks.size_line())
 
     def on_chunk_complete(self) -> None:
-        self._framing(self._chunks.chunk_end())
+        self._pass_framing(self._chunks.chunk_end())
 
     def on_body(self, body: bytes) -> None:
         self._chunks.body(body)
-        self._framing(body)
+        self._pass_framing(body)
         super().on_body(body)
 
-    def _framing(self, wire: bytes) -> None:
+    def _pass_framing(self, wire: bytes) -> None:
         cycle = self.cycle
         if cycle is not None and cycle.wire is not None and not cycle.response_complete:
             cycle.wire += wire
@@ -650,8 +650,7 @@ class ProxyApp:
         exchange with a client finding (``rule``) when a request's line arrived (a head too large or too slow), else
         as a :class:`Refusal` (a connection over the limit)."""
         code = "SYSTEM_ERROR" if status == SERVICE_UNAVAILABLE else "FORMAT_ERROR"
-        headers, answer = _refusal(self.options.profile, status, code, message)
-        body = answer.split(b"\r\n\r\n", 1)[1]
+        headers, body, answer = _refusal(self.options.profile, status, code, message)
         protocol.answered_and_closing(answer)
         request = protocol.partial_request(self) if status != SERVICE_UNAVAILABLE else None
         if request is None:
@@ -1044,12 +1043,12 @@ def _json_headers(body: bytes, request: RecordedRequest, *, close: bool = False)
     return headers
 
 
-def _refusal(profile: Profile, status: int, code: str, message: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
-    """The proxy's own refusal, ending the connection: its header lines and its bytes (with the documented body)."""
+def _refusal(profile: Profile, status: int, code: str, message: str) -> tuple[list[tuple[bytes, bytes]], bytes, bytes]:
+    """The proxy's own refusal, ending the connection: its header lines, its documented body, and its bytes."""
     body = error_body(profile, status, code, message)
     headers = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(body)).encode("ascii")),
                (b"Connection", b"close")]
-    return headers, b"".join((_status_line(status), *header_lines(headers), b"\r\n", body))
+    return headers, body, b"".join((_status_line(status), *header_lines(headers), b"\r\n", body))
 
 
 def _message_path(pointer: str) -> str | None:

@@ -197,14 +197,15 @@ class UpstreamConnection(asyncio.Protocol):
             self._headers.append((name, value))
 
     def on_headers_complete(self) -> None:
-        self._chunks.head_end(is_chunked(self._headers))
+        status = self._parser.get_status_code()
+        self._chunks.head_end(is_chunked(self._headers) and status >= 200 and status not in (204, 304)
+                              and self._head_method != b"HEAD")   # (no body follows those)
         if not self._active:
             return
         size = sum(len(name) + len(value) + 4 for name, value in self._headers)
         if size > self._max_header_bytes:   # a head over the bound in one piece
             raise UpstreamHeadTooLarge(f"the upstream's headers are {size:,} bytes, over {self._max_header_bytes:,} "
                                        "(--max-header-bytes)")
-        status = self._parser.get_status_code()
         if 100 <= status < 200 and status != 101:   # an interim answer: the final one follows
             return
         self._head_done = True
@@ -423,8 +424,11 @@ class ChunkLines:
 
     def read(self) -> None:
         """llhttp read the bytes fed: within a chunked body, what it has not reported yet (a size line or trailers
-        in progress) is within the bound."""
-        if self._in_chunks and len(self._data) - self._pos > self.bound:
+        in progress) is within the bound; what it reported is let go (an idle connection holds nothing)."""
+        held = len(self._data) - self._pos
+        if not held:
+            self._data, self._pos = b"", 0
+        elif self._in_chunks and held > self.bound:
             raise FramingLost(f"a chunk's size line or the trailers are over {self.bound:,} bytes (--max-header-bytes)",
                               over=True)
 

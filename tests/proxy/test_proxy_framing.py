@@ -83,15 +83,20 @@ CHUNKED_WITH_EXTENSIONS = (b"5;sig=abc\r\n{\"a\":\r\n00A;part=\"2; of \\\"2\\\"\
 BODY_WITHOUT_FRAMING = '{"a": 1, "b": 2}  '
 
 
-def test_an_answers_chunk_extensions_reach_the_client_as_the_bank_wrote_them():
+BIG = b"x" * 300_000
+BIG_CHUNKED = b"%x;n=1\r\n%b\r\n1;n=2\r\ny\r\n0\r\n\r\n" % (len(BIG), BIG)   # read and written in many pieces
+
+
+@pytest.mark.parametrize("body, text", [(CHUNKED_WITH_EXTENSIONS, BODY_WITHOUT_FRAMING),
+                                        (BIG_CHUNKED, (BIG + b"y").decode())], ids=["small", "300-kB-chunk"])
+def test_an_answers_chunk_extensions_reach_the_client_as_the_bank_wrote_them(body, text):
     answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-    with RawUpstream(answer + CHUNKED_WITH_EXTENSIONS, OK) as upstream, RunningProxy(upstream.url) as proxy:
+    with RawUpstream(answer + body, OK) as upstream, RunningProxy(upstream.url) as proxy:
         first, second = exchange(proxy.port, GET, GET)
-    head, body = first.split(b"\r\n\r\n", 1)
-    assert body == CHUNKED_WITH_EXTENSIONS   # size lines (their hex as written), extensions, trailers: as sent
-    assert second == OK                       # and the connection is in step
+    assert first.split(b"\r\n\r\n", 1)[1] == body   # size lines (their hex as written), extensions, trailers: as sent
+    assert second == OK                               # and the connection is in step
     logged = proxy.logged("exchange")[0]
-    assert logged["response"]["content"]["text"] == BODY_WITHOUT_FRAMING
+    assert logged["response"]["content"]["text"] == text
     assert {h["name"].lower() for h in logged["response"]["headers"]} == {"content-type", "transfer-encoding"}
 
 
