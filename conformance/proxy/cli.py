@@ -109,7 +109,8 @@ def serve(options, judging, host: str, sock: socket.socket, *, announce=None, ss
               type=click.FloatRange(1), help="Seconds a kept-alive client connection may wait for its next request.")
 @click.option("--max-header-bytes", default=MAX_HEADER_BYTES, show_default=True,
               type=click.IntRange(1024),
-              help="Bytes of a request's line and headers (over: 431) and of an answer's (over: 502).")
+              help="Bytes of a request's line and headers (over: 431) and of an answer's (over: 502); of a "
+                   "chunk's size line with its extensions, and of trailers (over: 400, or the answer cut).")
 @click.option("--max-connections", default=MAX_CONNECTIONS, show_default=True, type=click.IntRange(1),
               help="Client connections open at once; one more is answered 503 and closed.")
 @click.option("--max-client-connections", type=click.IntRange(1),

@@ -5,11 +5,12 @@ both for the judge (:mod:`.judging`), which gets them once the answer is complet
 What goes upstream: the method, the request-target as sent (path and query, not re-encoded; the upstream URL's
 path in front, when it has one), every header line in the order sent with its name as sent (uvicorn lowercases
 header names; :class:`RawHeaders` keeps the names as sent), a header sent twice twice, and the body's bytes as they
-arrive (``Content-Length`` or ``Transfer-Encoding: chunked``, as the client framed it). The one change is ``Host``:
+arrive (``Content-Length``, or ``Transfer-Encoding: chunked`` with the client's own size lines, chunk extensions and
+trailers: :class:`~.upstream.ChunkLines`). The one change is ``Host``:
 the upstream's authority, in the place the client's ``Host`` had, since a bank's server is found by its own name
 (``--preserve-host`` forwards the client's). Nothing is added: the request's head is written as it came
 (:mod:`.upstream`), no header dropped, none of a client library's own added; a chunked request's trailers follow its
-last chunk, never merged into the head.
+last chunk as they came, never merged into the head.
 
 What comes back: the status, every header line as the upstream sent it (uvicorn writes no ``Server`` or ``Date`` of
 its own here), the body's bytes undecoded (a gzip answer stays gzip) in the upstream's framing
@@ -53,13 +54,12 @@ from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, Ht
 from conformance.bounded import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, Limits, seconds_text
 from conformance.exchange import ExchangeFinding, Judgement, RecordedAnswer, RecordedRequest
 from .limits import HEADER_TIMEOUT, IDLE_TIMEOUT, MAX_CONNECTIONS, MAX_HEADER_BYTES, client_share
-from .upstream import (Answer, UpstreamClosed, UpstreamConnection, UpstreamError, UpstreamHeadTooLarge, header_lines,
-                       request_head, tls_refusal)
+from .upstream import (Answer, ChunkLines, FramingLost, UpstreamClosed, UpstreamConnection, UpstreamError,
+                       UpstreamHeadTooLarge, header_lines, is_chunked, request_head, tls_refusal)
 from validator.context import DEFAULT_PROFILE, Profile
 
 RAW_HEADERS = "obvalidate.raw_headers"   # the scope extension holding the request's header names as sent
 CONNECTION = "obvalidate.connection"     # the scope extension naming the client's connection (its protocol object)
-TRAILERS = "obvalidate.trailers"         # the scope extension holding a chunked request's trailers (once it ended)
 GATEWAY_ERROR, GATEWAY_TIMEOUT, REQUEST_TIMEOUT, SERVICE_UNAVAILABLE, HEADERS_TOO_LARGE = 502, 504, 408, 503, 431
 TOO_LARGE, TIMED_OUT, UNREACHABLE = "answer-too-large", "request-timeout", "upstream-unreachable"
 HEAD_TOO_LARGE = "header-too-large"
@@ -78,22 +78,32 @@ def _status_line(status: int, version: str = "1.1") -> bytes:
 class _AnswerAsWritten(RequestResponseCycle):
     """uvicorn's request-response cycle, which writes the answer as the upstream framed it (uvicorn's own writes the
     header names lower-cased, frames every answer without a length chunked, writes a 304's announced body length as
-    a promise it then breaks, and has no trailers): the header lines as the upstream wrote them (an empty value as
-    ``Name:``), the status line's HTTP version the upstream's (``http_version`` of the start message), and the body
-    in the upstream's framing (:data:`FRAMING`):
+    a promise it then breaks, and has no trailers or chunk extensions): the header lines as the upstream wrote them
+    (an empty value as ``Name:``), the status line's HTTP version the upstream's (``http_version`` of the start
+    message), and the body in the upstream's framing (:data:`FRAMING`):
 
     - ``none``: the answer has no body by definition (1xx, 204, 304, the answer to HEAD), whatever its headers say --
       nothing is written after the head, and the connection stays usable;
     - ``length``: the ``Content-Length`` body's bytes as they come;
-    - ``chunked``: each piece as a chunk, then the last chunk with the upstream's trailers (``trailers`` of the last
-      body message) as trailers, never as headers;
+    - ``chunked``: the bytes as they come, which are the upstream's chunked body as it came on the wire (its size
+      lines with their extensions, its last chunk and trailers -- as trailers, never as headers: :class:`Answer`);
     - ``close``: an answer ended by the close of the upstream's connection (neither framing) or an HTTP/1.0 answer
       without a length: its bytes as they come, then the client's connection is closed (the close is its end, as
       the upstream's was).
 
-    Flow control and keep-alive are uvicorn's."""
+    A chunked request's body comes with its framing as it came on the wire (``wire`` of the request message: size
+    lines with their extensions, the trailers), which is what goes upstream. Flow control and keep-alive are
+    uvicorn's."""
 
     framing = "close"
+    wire: bytearray | None = None   # a chunked request's body as it came, since the last receive()
+
+    async def receive(self):
+        message = await super().receive()
+        if self.wire is not None and message["type"] == "http.request":
+            message["wire"] = bytes(self.wire)
+            self.wire.clear()
+        return message
 
     async def send(self, message) -> None:
         if message["type"] != "http.response.start" or self.response_started:
@@ -146,13 +156,7 @@ class _AnswerAsWritten(RequestResponseCycle):
             return
         body = message.get("body", b"")
         more_body = message.get("more_body", False)
-        if self.framing == "chunked":
-            content = [b"%x\r\n" % len(body), body, b"\r\n"] if body else []
-            if not more_body:
-                content += (b"0\r\n", *header_lines(message.get("trailers", ())), b"\r\n")
-            if content:
-                self.transport.write(b"".join(content))
-        elif self.framing != "none" and body:
+        if self.framing != "none" and body:
             self.transport.write(body)
         if not more_body:
             transport = self.transport
@@ -206,7 +210,7 @@ class RawHeaders(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._raw: list[tuple[bytes, bytes]] = []
-        self._trailers: list[tuple[bytes, bytes]] = []
+        self._chunks: ChunkLines | None = None   # the raw bytes, for a chunked request's framing (made with the app)
         self._head_complete = False
         self._head_bytes = 0     # bytes of a request's head that has not ended yet (earlier packets)
         self._head_size = 0      # bytes of the request's line and header lines (as llhttp hands them over)
@@ -220,6 +224,7 @@ class RawHeaders(HttpToolsProtocol):
         self.busy = False
         self.gone = False
         self._upgrade_body = 0   # bytes still to come of the body of a request that asked for an upgrade
+        self.refusal: tuple[RecordedAnswer, str, bool] | None = None   # the proxy's 400 to a body it cannot forward
 
     def connection_made(self, transport) -> None:
         # answers go out as uvicorn writes them (status and headers, then each piece): without TCP_NODELAY the second
@@ -292,9 +297,19 @@ class RawHeaders(HttpToolsProtocol):
             if self._head_bytes > options.max_header_bytes:   # a head still going on past the bound: not read on
                 self._head_too_large()
                 return
+        chunks = self._chunks
+        if chunks is None:
+            chunks = self._chunks = ChunkLines(options.max_header_bytes if options is not None else MAX_HEADER_BYTES)
         try:
+            chunks.feed(data)
             self.parser.feed_data(data)
-        except httptools.HttpParserCallbackError:
+            chunks.read()
+        except FramingLost as exc:
+            self._body_refused(exc)
+        except httptools.HttpParserCallbackError as exc:
+            if isinstance(exc.__context__, FramingLost):
+                self._body_refused(exc.__context__)
+                return
             if self._head_size <= self.app.options.max_header_bytes:
                 raise
             self._head_too_large()
@@ -345,6 +360,20 @@ class RawHeaders(HttpToolsProtocol):
         return RecordedRequest(method, _text(self.url), tuple((_text(n), _text(v)) for n, v in self._raw), b"",
                                _dt.datetime.now(_dt.timezone.utc), app.upstream.origin)
 
+    def _body_refused(self, problem: FramingLost) -> None:
+        """A chunked request's framing that cannot go upstream as it came (a size line or trailers over the bound):
+        400 with the documented body and the connection closed; the exchange in flight logs it (:attr:`refusal`)."""
+        app, cycle = self.app, self.cycle
+        if not isinstance(app, ProxyApp) or cycle is None or cycle.response_started:
+            self.transport.close()   # an answer under way (the bank answered early) cannot be replaced: it is cut
+            return
+        headers, body, answer = _refusal(app.options.profile, 400, "FORMAT_ERROR", str(problem))
+        self.refusal = (RecordedAnswer(400, tuple((_text(n), _text(v)) for n, v in headers), body), str(problem),
+                        problem.over)
+        cycle.disconnected = True   # the application's next receive() is the end: its request is over
+        cycle.message_event.set()
+        self.answered_and_closing(answer)
+
     def _head_too_large(self) -> None:
         limit = self.app.options.max_header_bytes
         self.app.refuse(self, HEADERS_TOO_LARGE, HEAD_TOO_LARGE,
@@ -362,19 +391,19 @@ class RawHeaders(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._raw = []
-        self._trailers: list[tuple[bytes, bytes]] = []
         self._head_complete = False
         self._head_size = 0
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if self._head_complete:   # a trailer of a chunked body: kept apart, forwarded as a trailer, never in the head
-            self._trailers.append((name, value))
+        if self._head_complete:   # a trailer of a chunked body: forwarded in its framing as it came, never in the head
             return
         self._raw.append((name, value))
         self._head_size += len(name) + len(value) + 4
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
+        chunked = is_chunked(self._raw)
+        self._chunks.head_end(chunked)
         self._head_complete = True
         self._disarm_head_timer()
         if isinstance(self.app, ProxyApp) and self._head_size + len(self.url) > self.app.options.max_header_bytes:
@@ -388,8 +417,27 @@ class RawHeaders(HttpToolsProtocol):
             cycle.__class__ = _AnswerAsWritten
             extensions = self.scope.setdefault("extensions", {})
             extensions[RAW_HEADERS] = self._raw
-            extensions[TRAILERS] = self._trailers
             extensions[CONNECTION] = self
+            if chunked:
+                cycle.wire = bytearray()
+
+    # ---- a chunked request's framing as it came, beside the data uvicorn hands the application
+    def on_chunk_header(self) -> None:
+        self._pass_framing(self._chunks.size_line())
+
+    def on_chunk_complete(self) -> None:
+        self._pass_framing(self._chunks.chunk_end())
+
+    def on_body(self, body: bytes) -> None:
+        self._chunks.body(body)
+        self._pass_framing(body)
+        super().on_body(body)
+
+    def _pass_framing(self, wire: bytes) -> None:
+        cycle = self.cycle
+        if cycle is not None and cycle.wire is not None and not cycle.response_complete:
+            cycle.wire += wire
+            cycle.message_event.set()
 
 
 class _Unpaired:
@@ -602,10 +650,8 @@ class ProxyApp:
         exchange with a client finding (``rule``) when a request's line arrived (a head too large or too slow), else
         as a :class:`Refusal` (a connection over the limit)."""
         code = "SYSTEM_ERROR" if status == SERVICE_UNAVAILABLE else "FORMAT_ERROR"
-        body = error_body(self.options.profile, status, code, message)
-        headers = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(body)).encode("ascii")),
-                   (b"Connection", b"close")]
-        protocol.answered_and_closing(b"".join((_status_line(status), *header_lines(headers), b"\r\n", body)))
+        headers, body, answer = _refusal(self.options.profile, status, code, message)
+        protocol.answered_and_closing(answer)
         request = protocol.partial_request(self) if status != SERVICE_UNAVAILABLE else None
         if request is None:
             item: Any = Refusal(_dt.datetime.now(_dt.timezone.utc), peer or (protocol.client or ("",))[0], status,
@@ -636,7 +682,7 @@ class ProxyApp:
                                                                      self.ssl_context, self.options.max_header_bytes)
         return connection
 
-    async def _send(self, holder, head: bytes, body, trailers, method: bytes) -> Answer:
+    async def _send(self, holder, head: bytes, body, method: bytes) -> Answer:
         """The upstream's answer (its head) to the request, on the client connection's own upstream connection."""
         connection = holder.upstream
         reused = connection is not None
@@ -646,7 +692,7 @@ class ProxyApp:
         if connection is None:
             connection = await self._open(holder)
         try:
-            return await connection.request(head, body, trailers, method)
+            return await connection.request(head, body, method)
         except UpstreamClosed:
             # a kept-alive connection the upstream closed meanwhile: once more on a new one, when nothing of the
             # request was consumed (no body)
@@ -654,7 +700,7 @@ class ProxyApp:
             if not (reused and body is None):
                 raise
             connection = await self._open(holder)
-            return await connection.request(head, body, trailers, method)
+            return await connection.request(head, body, method)
 
     async def __call__(self, scope: dict, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -705,11 +751,8 @@ class ProxyApp:
         limits = self.options.limits
         method = scope["method"]
         target, headers = self._request_line(scope)
-        coding = _header(headers, b"transfer-encoding")
-        framed = coding is not None or _header(headers, b"content-length") not in (None, b"0")
-        # a chunked body's pieces go upstream chunked again, its trailers (known once it ended) after the last chunk
-        trailers = scope.get("extensions", {}).get(TRAILERS, []) if coding is not None \
-            and b"chunked" in coding.lower() else None
+        framed = _header(headers, b"transfer-encoding") is not None \
+            or _header(headers, b"content-length") not in (None, b"0")
         copy.request_complete = not framed
         kept = copy.request
 
@@ -718,6 +761,7 @@ class ProxyApp:
                                    bytes(kept), at, self.upstream.origin)
 
         async def pieces() -> AsyncIterator[bytes]:
+            """The body as it goes upstream (a chunked one in its framing as it came); its data kept for the judge."""
             while True:
                 message = await receive()
                 if message["type"] == "http.disconnect":
@@ -726,7 +770,9 @@ class ProxyApp:
                 if piece:
                     copy.request_size += len(piece)
                     copy.keep(kept, piece)
-                    yield piece
+                wire = message.get("wire", piece)
+                if wire:
+                    yield wire
                 if not message.get("more_body", False):
                     copy.request_complete = True
                     return
@@ -741,6 +787,9 @@ class ProxyApp:
                         if copy.request_over or copy.dropped:
                             break
                 except _ClientGone:
+                    holder = scope.get("extensions", {}).get(CONNECTION)
+                    if getattr(holder, "refusal", None) is not None:
+                        await self._client_gone(index, holder, recorded, started, copy)
                     return
                 body = _replay(held, body if copy.request_over or copy.dropped else None)
             if not (copy.request_over or copy.dropped):
@@ -755,7 +804,7 @@ class ProxyApp:
                                                    answered_by="proxy", note="answered by the proxy (--enforce)"),
                                           copy)
                     return
-        await self._forward(index, scope, send, method, target, headers, trailers, body, recorded, copy, started)
+        await self._forward(index, scope, send, method, target, headers, body, recorded, copy, started)
 
     # ---- to the judge, in the order the requests started
     def _spawn(self, awaitable) -> None:
@@ -801,8 +850,7 @@ class ProxyApp:
         self._ready[exchange.index] = (exchange, copy.handover())
         await self._drain()
 
-    async def _forward(self, index, scope, send, method, target, headers, trailers, body, recorded, copy,
-                       started) -> None:
+    async def _forward(self, index, scope, send, method, target, headers, body, recorded, copy, started) -> None:
         limits = self.options.limits
         loop = asyncio.get_running_loop()
         spent = 0.0   # seconds the upstream took so far (waiting on the client is not counted)
@@ -820,26 +868,25 @@ class ProxyApp:
         holder = scope.get("extensions", {}).get(CONNECTION) or _Unpaired()
         holder.busy = True
         try:
-            await self._exchange_upstream(index, holder, send, method, target, head, body, trailers, recorded, copy,
-                                          started, upstream, spent_of=lambda: spent)
+            await self._exchange_upstream(index, holder, send, method, target, head, body, recorded, copy, started,
+                                          upstream, spent_of=lambda: spent)
         finally:
             holder.busy = False
             if holder.gone and holder.upstream is not None:
                 holder.upstream.close()
                 holder.upstream = None
 
-    async def _exchange_upstream(self, index, holder, send, method, target, head, body, trailers, recorded, copy,
-                                 started, upstream, spent_of) -> None:
+    async def _exchange_upstream(self, index, holder, send, method, target, head, body, recorded, copy, started,
+                                 upstream, spent_of) -> None:
         limits = self.options.limits
         try:
-            response = await upstream(self._send(holder, head, body, trailers, method.encode("ascii")))
+            response = await upstream(self._send(holder, head, body, method.encode("ascii")))
         except BaseException as exc:
             if holder.upstream is not None:   # an exchange cut short leaves its connection in no state to be reused
                 holder.upstream.close()
                 holder.upstream = None
             if isinstance(exc, _ClientGone):
-                await self._hand_over(Exchange(index, recorded(), None, _ms(started), note="the client went away "
-                                               "before its request's body was complete"), copy)
+                await self._client_gone(index, holder, recorded, started, copy)
             elif isinstance(exc, TimeoutError) and not copy.request_complete:
                 await self._slow_upload(index, send, recorded, started, copy)
             elif isinstance(exc, TimeoutError):
@@ -869,11 +916,12 @@ class ProxyApp:
                 if not response.ready():   # the next piece is not there yet: the client gets the head meanwhile
                     _flush_head(holder)
                 try:
-                    piece = await upstream(stream.__anext__())
+                    piece, wire = await upstream(stream.__anext__())
                 except StopAsyncIteration:
                     break
-                copy.keep(answer_kept, piece)
-                await send({"type": "http.response.body", "body": piece, "more_body": True})
+                if piece:
+                    copy.keep(answer_kept, piece)
+                await send({"type": "http.response.body", "body": wire, "more_body": True})
             complete = True
         except TimeoutError:
             own.append(ExchangeFinding(
@@ -905,9 +953,24 @@ class ProxyApp:
             exchange.note = f"the request's body is over the {limits.max_bytes:,}-byte cap: not judged"
         await self._hand_over(exchange, copy)
         if complete:
-            await send({"type": "http.response.body", "body": b"", "more_body": False, "trailers": response.trailers})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
         # else: returning with the answer unfinished, uvicorn closes the client's connection (the status and headers
         # are gone already: the client learns of the failure as a body cut short, which it is)
+
+    async def _client_gone(self, index, holder, recorded, started, copy) -> None:
+        """The request's body ended before it was complete: the client went away, or the proxy refused the rest
+        (``holder.refusal``: its 400 logged as the answer, and past a bound, a client ``header-too-large`` finding)."""
+        refusal = getattr(holder, "refusal", None)
+        if refusal is None:
+            await self._hand_over(Exchange(index, recorded(), None, _ms(started), note="the client went away before "
+                                           "its request's body was complete"), copy)
+            return
+        answer, message, over = refusal
+        request = recorded()
+        own = (ExchangeFinding("client", HEAD_TOO_LARGE, "error", "Limits", "", f"{request.method} {request.target}: "
+                               f"{message}", "a request within the proxy's limits", "400 from the proxy"),) if over else ()
+        await self._hand_over(Exchange(index, request, answer, _ms(started), own, answered_by="proxy",
+                                       note=f"answered by the proxy: {message}"), copy)
 
     def _enforced(self, judgement: Judgement, request: RecordedRequest):
         """The refusal a conforming bank gives a request with client errors, or None: each error's status and code
@@ -978,6 +1041,14 @@ def _json_headers(body: bytes, request: RecordedRequest, *, close: bool = False)
     if request_id and request_id.isascii() and request_id.isprintable():
         headers.append((b"X-Request-ID", request_id.encode("ascii")))
     return headers
+
+
+def _refusal(profile: Profile, status: int, code: str, message: str) -> tuple[list[tuple[bytes, bytes]], bytes, bytes]:
+    """The proxy's own refusal, ending the connection: its header lines, its documented body, and its bytes."""
+    body = error_body(profile, status, code, message)
+    headers = [(b"Content-Type", b"application/json"), (b"Content-Length", str(len(body)).encode("ascii")),
+               (b"Connection", b"close")]
+    return headers, body, b"".join((_status_line(status), *header_lines(headers), b"\r\n", body))
 
 
 def _message_path(pointer: str) -> str | None:

@@ -1,8 +1,9 @@
 """The proxy's side towards the upstream: one HTTP/1.1 connection per client connection, on an asyncio transport,
 its answers parsed by httptools (llhttp, the parser uvicorn serves with). It writes a request's head and body as
 given -- names as sent, lines in order, nothing added -- and hands the answer back as its status, its header lines
-as the upstream wrote them, and its body's pieces as they arrive (the framing undone: a chunked answer's pieces
-without their chunk lines, as uvicorn writes them chunked again; a gzip answer stays gzip).
+as the upstream wrote them, and its body's pieces as they arrive, each both as data (the framing undone, for the
+judge; a gzip answer stays gzip) and as it came on the wire (a chunked answer's size lines with their extensions,
+and its trailers, as the upstream wrote them: :class:`ChunkLines`), which is what the client gets.
 
 Why not httpcore (httpx's transport, used here before): its pure-Python HTTP state machine (h11), its anyio stream
 layer and its pool cost about 520 Python function calls an exchange of the proxy's 1,300 (cProfile, 4,000
@@ -53,24 +54,34 @@ class UpstreamHeadTooLarge(UpstreamError):
     """The upstream's status line and headers are over the proxy's bound (``max_header_bytes``): not read on."""
 
 
+class FramingLost(UpstreamError):
+    """The raw bytes and llhttp's reading of them part ways (a chunk's size line or its trailers over the bound, or
+    bytes that are not where llhttp's callbacks put them): the body cannot be forwarded as it came. ``over``: the
+    bound is why (the sender's doing)."""
+
+    def __init__(self, message: str, *, over: bool = False) -> None:
+        super().__init__(message)
+        self.over = over
+
+
 class Answer:
     """The final answer to one request: ``status``, ``headers`` (name and value bytes as sent), ``version`` (the
-    status line's HTTP version, "1.1" or "1.0"), its body's pieces through :meth:`pieces`, and once they are all
-    read, ``trailers`` (the header lines after a chunked body's last chunk; never among ``headers``)."""
+    status line's HTTP version, "1.1" or "1.0") and its body's pieces through :meth:`pieces`: each a pair, the data
+    and the bytes as they came (the same but for a chunked body, whose size lines, extensions and trailers -- never
+    among ``headers`` -- come with its data)."""
 
     def __init__(self, connection: "UpstreamConnection", status: int, headers: list[tuple[bytes, bytes]],
                  version: str = "1.1") -> None:
         self.status = status
         self.headers = headers
         self.version = version
-        self.trailers: list[tuple[bytes, bytes]] = connection.trailers
         self._connection = connection
 
     def ready(self) -> bool:
         """The next piece (or the end, or the failure) is there: :meth:`pieces` gives it without waiting."""
         return self._connection.ready()
 
-    async def pieces(self) -> AsyncIterator[bytes]:
+    async def pieces(self) -> AsyncIterator[tuple[bytes, bytes]]:
         connection = self._connection
         while True:
             piece = await connection.next_piece()
@@ -96,11 +107,12 @@ class UpstreamConnection(asyncio.Protocol):
         self._active = False
         self._head_waiter: asyncio.Future | None = None
         self._headers: list[tuple[bytes, bytes]] = []
-        self.trailers: list[tuple[bytes, bytes]] = []
+        self._chunks = ChunkLines(max_header_bytes)   # the connection's raw bytes, for a chunked answer's framing
+        self._framing = b""   # a chunked answer's size line or chunk end, sent with the data that follows it
         self._head_method = b""
         self._head_done = False
         self._delimited_by_close = False
-        self._pieces: collections.deque[bytes] = collections.deque()
+        self._pieces: collections.deque[tuple[bytes, bytes]] = collections.deque()
         self._buffered = 0
         self._complete = False
         self._error: Exception | None = None
@@ -141,12 +153,16 @@ class UpstreamConnection(asyncio.Protocol):
                                                 f"{self._max_header_bytes:,} bytes (--max-header-bytes)"))
                 return
         try:
+            self._chunks.feed(data)
             self._parser.feed_data(data)
+            self._chunks.read()
+        except FramingLost as exc:
+            self._fail(exc)
         except httptools.HttpParserUpgrade:   # 101 Switching Protocols: what follows is not HTTP, not ours
             self._reusable = False
             self._finish()
         except httptools.HttpParserCallbackError as exc:
-            cause = exc.__context__ if isinstance(exc.__context__, UpstreamHeadTooLarge) else None
+            cause = exc.__context__ if isinstance(exc.__context__, UpstreamError) else None
             self._fail(cause or UpstreamProtocolError(f"the upstream's answer is not HTTP/1.1: {exc}"))
         except httptools.HttpParserError as exc:
             self._fail(UpstreamProtocolError(f"the upstream's answer is not HTTP/1.1: {exc}"))
@@ -177,28 +193,24 @@ class UpstreamConnection(asyncio.Protocol):
         self._headers = []
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if self._head_done:   # after the head: a trailer of the chunked body
-            self.trailers.append((name, value))
-        else:
+        if not self._head_done:   # (after the head: a trailer of the chunked body, forwarded in its framing)
             self._headers.append((name, value))
 
     def on_headers_complete(self) -> None:
+        status = self._parser.get_status_code()
+        self._chunks.head_end(is_chunked(self._headers) and status >= 200 and status not in (204, 304)
+                              and self._head_method != b"HEAD")   # (no body follows those)
         if not self._active:
             return
         size = sum(len(name) + len(value) + 4 for name, value in self._headers)
         if size > self._max_header_bytes:   # a head over the bound in one piece
             raise UpstreamHeadTooLarge(f"the upstream's headers are {size:,} bytes, over {self._max_header_bytes:,} "
                                        "(--max-header-bytes)")
-        status = self._parser.get_status_code()
         if 100 <= status < 200 and status != 101:   # an interim answer: the final one follows
             return
         self._head_done = True
         self._reusable = self._parser.should_keep_alive() and self._head_method != b"HEAD"
-        framed = False
-        for name, value in self._headers:
-            lower = name.lower()
-            if lower == b"content-length" or (lower == b"transfer-encoding" and b"chunked" in value.lower()):
-                framed = True
+        framed = is_chunked(self._headers) or any(name.lower() == b"content-length" for name, _ in self._headers)
         self._delimited_by_close = not framed and status not in (204, 304)
         waiter, self._head_waiter = self._head_waiter, None
         if waiter is not None and not waiter.done():
@@ -206,11 +218,20 @@ class UpstreamConnection(asyncio.Protocol):
         if self._head_method == b"HEAD" or status in (204, 304):
             self._finish()
 
+    def on_chunk_header(self) -> None:
+        self._framing += self._chunks.size_line()
+
+    def on_chunk_complete(self) -> None:
+        self._framing += self._chunks.chunk_end()
+
     def on_body(self, body: bytes) -> None:
+        self._chunks.body(body)
         if self._complete or not self._active:
             return
-        self._pieces.append(bytes(body))
-        self._buffered += len(body)
+        wire = self._framing + body if self._framing else body
+        self._framing = b""
+        self._pieces.append((body, wire))
+        self._buffered += len(wire)
         if self._buffered > BUFFERED and not self._reading_paused and self._transport is not None:
             self._reading_paused = True
             self._transport.pause_reading()
@@ -218,15 +239,18 @@ class UpstreamConnection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         if self._active and self._head_done and not self._complete:
+            if self._framing:   # the last chunk and the trailers
+                self._pieces.append((b"", self._framing))
+                self._buffered += len(self._framing)
             self._finish()
+        self._framing = b""
 
     # ---- one exchange
-    async def request(self, head: bytes, body: AsyncIterator[bytes] | None,
-                      trailers: list[tuple[bytes, bytes]] | None, method: bytes) -> Answer:
-        """Send a request (its head as given, then its body's pieces as they come; chunked again when it came
-        chunked, ``trailers`` not None, which are written after the last chunk -- the list is read once the body has
-        ended, as a request's trailers arrive after it); the answer once its head has arrived. The body is sent whole
-        before the answer is awaited (as httpcore does): an answer the upstream gives early is kept meanwhile."""
+    async def request(self, head: bytes, body: AsyncIterator[bytes] | None, method: bytes) -> Answer:
+        """Send a request (its head as given, then its body's bytes as they come, in their framing as they came: a
+        chunked body with its size lines, extensions and trailers); the answer once its head has arrived. The body is
+        sent whole before the answer is awaited (as httpcore does): an answer the upstream gives early is kept
+        meanwhile."""
         if self.closed or not self._reusable:
             raise UpstreamClosed("the connection is closed")
         self._reset(method)
@@ -235,7 +259,7 @@ class UpstreamConnection(asyncio.Protocol):
             self._transport.write(head)
         else:
             try:
-                await self._send_body(head, body, trailers)
+                await self._send_body(head, body)
             except BaseException:
                 if not waiter.done():
                     waiter.cancel()
@@ -244,8 +268,7 @@ class UpstreamConnection(asyncio.Protocol):
                 raise
         return await waiter
 
-    async def _send_body(self, head: bytes, body: AsyncIterator[bytes],
-                         trailers: list[tuple[bytes, bytes]] | None) -> None:
+    async def _send_body(self, head: bytes, body: AsyncIterator[bytes]) -> None:
         """The head with the body's first piece (one write), then each piece as it comes."""
         async for piece in body:
             if not piece:
@@ -254,19 +277,18 @@ class UpstreamConnection(asyncio.Protocol):
                 await self._can_write.wait()
             if self.closed:
                 return
-            piece = b"%x\r\n%b\r\n" % (len(piece), piece) if trailers is not None else piece
             if head:
                 piece, head = head + piece, b""
             self._transport.write(piece)
-        if not self.closed:
-            end = b"".join((b"0\r\n", *header_lines(trailers), b"\r\n")) if trailers is not None else b""
-            self._transport.write(head + end)
+        if head and not self.closed:   # no piece came
+            self._transport.write(head)
 
     def ready(self) -> bool:
         return bool(self._pieces) or self._complete or self._error is not None
 
-    async def next_piece(self) -> bytes | None:
-        """The answer body's next piece, or None at its end; raises :class:`UpstreamError` if it broke off."""
+    async def next_piece(self) -> tuple[bytes, bytes] | None:
+        """The answer body's next piece (its data, its bytes as they came), or None at its end; raises
+        :class:`UpstreamError` if it broke off."""
         while not self._pieces:
             if self._error is not None:
                 raise self._error
@@ -278,7 +300,7 @@ class UpstreamConnection(asyncio.Protocol):
             finally:
                 self._piece_waiter = None
         piece = self._pieces.popleft()
-        self._buffered -= len(piece)
+        self._buffered -= len(piece[1])
         if self._reading_paused and self._buffered <= BUFFERED // 2 and not self.closed:
             self._reading_paused = False
             self._transport.resume_reading()
@@ -296,7 +318,7 @@ class UpstreamConnection(asyncio.Protocol):
         self._head_done = False
         self._delimited_by_close = False
         self._headers = []
-        self.trailers = []
+        self._framing = b""
         self._head_bytes = 0
         self._pieces.clear()
         self._buffered = 0
@@ -358,9 +380,99 @@ def request_head(method: bytes, target: bytes, headers: Iterable[tuple[bytes, by
     return b"".join(lines)
 
 
+def is_chunked(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """The message's body is chunked (its ``Transfer-Encoding`` names chunked)."""
+    return any(name.lower() == b"transfer-encoding" and b"chunked" in value.lower() for name, value in headers)
+
+
 def header_lines(headers: Iterable[tuple[bytes, bytes]]) -> list[bytes]:
     """Header (or trailer) lines as given, each ``Name: value\\r\\n`` (``Name:\\r\\n`` for an empty value)."""
     lines: list[bytes] = []
     for name, value in headers:
         lines += (name, b": ", value, b"\r\n") if value else (name, b":\r\n")
     return lines
+
+
+class ChunkLines:
+    """A chunked body's framing as it came on the wire -- each chunk's size line with its extensions (``3;ext=1``,
+    which httptools does not hand on: llhttp reports them to callbacks httptools does not expose) and the last
+    chunk's trailers -- read from the connection's raw bytes at the points llhttp's callbacks mark, so the proxy
+    forwards the body's framing byte for byte. llhttp stays the parser: it decides what is valid and where a message
+    ends (strictly: CRLF line ends, no spaces around ``;``, extensions as tokens or quoted strings without CR or LF);
+    this only finds, in the bytes llhttp accepted, what it read: a head ends at its first empty line, a size line at
+    its first CRLF, a chunk's data is the body llhttp handed over (checked byte for byte), the trailers end at the
+    first empty line. Held between packets: only what llhttp has read but not yet reported (a line or a head in
+    progress), at most ``bound`` bytes of a size line or trailers."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self._data: bytes | bytearray = b""
+        self._pos = 0
+        self._size = 0        # the data bytes of the chunk in progress still to come
+        self._last = False    # the chunk in progress is the last one (size 0): its trailers follow
+        self._in_chunks = False   # between a chunked body's first size line and its end
+
+    def feed(self, data: bytes) -> None:
+        """The connection's next bytes, before llhttp reads them."""
+        if self._pos >= len(self._data):
+            self._data, self._pos = data, 0
+            return
+        if self._pos or not isinstance(self._data, bytearray):
+            self._data = bytearray(memoryview(self._data)[self._pos:])
+            self._pos = 0
+        self._data += data
+
+    def read(self) -> None:
+        """llhttp read the bytes fed: within a chunked body, what it has not reported yet (a size line or trailers
+        in progress) is within the bound; what it reported is let go (an idle connection holds nothing)."""
+        held = len(self._data) - self._pos
+        if not held:
+            self._data, self._pos = b"", 0
+        elif self._in_chunks and held > self.bound:
+            raise FramingLost(f"a chunk's size line or the trailers are over {self.bound:,} bytes (--max-header-bytes)",
+                              over=True)
+
+    def head_end(self, chunked: bool) -> None:
+        """llhttp read a head (its on_headers_complete) of a message whose body is ``chunked`` or not: past it, and
+        past the empty lines llhttp skips before it."""
+        data, at = self._data, self._pos
+        while at < len(data) and data[at] in b"\r\n":
+            at += 1
+        end = data.find(b"\r\n\r\n", at)
+        if end < 0:
+            raise FramingLost("the head llhttp read is not in the bytes that came")
+        self._pos = end + 4
+        self._in_chunks = chunked
+
+    def size_line(self) -> bytes:
+        """llhttp read a chunk's size line (its on_chunk_header): the line as it came, CRLF included."""
+        data, at = self._data, self._pos
+        end = data.find(b"\r\n", at)
+        digits = data[at:end].split(b";", 1)[0]
+        if end < 0 or not digits or digits.strip(b"0123456789abcdefABCDEF"):
+            raise FramingLost("a chunk's size line llhttp read is not in the bytes that came")
+        self._size = int(digits, 16)
+        self._last = self._size == 0
+        self._pos = end + 2
+        return bytes(data[at:end + 2])
+
+    def body(self, piece: bytes) -> None:
+        """llhttp handed over a piece of the body (its on_body): the bytes that came at this point."""
+        if not self._data.startswith(piece, self._pos):
+            raise FramingLost("a piece of the body llhttp read is not the bytes that came")
+        self._pos += len(piece)
+        self._size -= len(piece)
+
+    def chunk_end(self) -> bytes:
+        """llhttp read a chunk's end (its on_chunk_complete): the CRLF after its data as it came, or after the last
+        chunk its trailers and the empty line that ends them."""
+        data, at = self._data, self._pos
+        if data.startswith(b"\r\n", at) and self._size == 0:
+            end = at + 2
+        elif self._last and data.find(b"\r\n\r\n", at) >= 0:
+            end = data.find(b"\r\n\r\n", at) + 4
+        else:
+            raise FramingLost("a chunk's end llhttp read is not in the bytes that came")
+        self._in_chunks = not self._last
+        self._pos = end
+        return bytes(data[at:end])

@@ -1,6 +1,6 @@
 """Byte for byte, both ways: what the client sends is what the bank gets, and what the bank answers is what the
-client gets -- answers without a body by definition, answers ended by the close or in HTTP/1.0, trailers and empty
-header values -- on the wire, read raw (tests/proxy/raw_wire.py)."""
+client gets -- answers without a body by definition, answers ended by the close or in HTTP/1.0, trailers, chunk
+extensions and empty header values -- on the wire, read raw (tests/proxy/raw_wire.py)."""
 from __future__ import annotations
 
 import socket
@@ -76,6 +76,68 @@ def test_a_requests_trailers_go_after_its_body_and_never_into_the_forwarded_head
     assert forwarded_body == b"2\r\n{}\r\n0\r\nSignature: forged\r\n\r\n"
     (logged,) = proxy.logged("exchange")
     assert all(h["name"].lower() != "signature" for h in logged["request"]["headers"])
+
+
+CHUNKED_WITH_EXTENSIONS = (b"5;sig=abc\r\n{\"a\":\r\n00A;part=\"2; of \\\"2\\\"\";last\r\n 1, \"b\": 2\r\n"
+                           b"3\r\n}  \r\n0;done=yes\r\nX-Checksum: abc\r\n\r\n")
+BODY_WITHOUT_FRAMING = '{"a": 1, "b": 2}  '
+
+
+BIG = b"x" * 300_000
+BIG_CHUNKED = b"%x;n=1\r\n%b\r\n1;n=2\r\ny\r\n0\r\n\r\n" % (len(BIG), BIG)   # read and written in many pieces
+
+
+@pytest.mark.parametrize("body, text", [(CHUNKED_WITH_EXTENSIONS, BODY_WITHOUT_FRAMING),
+                                        (BIG_CHUNKED, (BIG + b"y").decode())], ids=["small", "300-kB-chunk"])
+def test_an_answers_chunk_extensions_reach_the_client_as_the_bank_wrote_them(body, text):
+    answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    with RawUpstream(answer + body, OK) as upstream, RunningProxy(upstream.url) as proxy:
+        first, second = exchange(proxy.port, GET, GET)
+    assert first.split(b"\r\n\r\n", 1)[1] == body   # size lines (their hex as written), extensions, trailers: as sent
+    assert second == OK                               # and the connection is in step
+    logged = proxy.logged("exchange")[0]
+    assert logged["response"]["content"]["text"] == text
+    assert {h["name"].lower() for h in logged["response"]["headers"]} == {"content-type", "transfer-encoding"}
+
+
+@pytest.mark.parametrize("split_at", [0, 7, 84], ids=["one-packet", "in-an-extension", "in-the-trailers"])
+def test_a_requests_chunk_extensions_reach_the_bank_as_the_client_wrote_them(split_at):
+    head = (b"POST /v1/payments/sepa-credit-transfers HTTP/1.1\r\nHost: bank\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")
+    with RawUpstream(OK) as upstream, RunningProxy(upstream.url) as proxy:
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=5) as sock:
+            sock.sendall(head + CHUNKED_WITH_EXTENSIONS[:split_at])
+            if split_at:
+                time.sleep(0.3)
+            sock.sendall(CHUNKED_WITH_EXTENSIONS[split_at:])
+            got = read_answer(sock)
+    assert got.startswith(b"HTTP/1.1 200 ")
+    (sent,) = upstream.received
+    assert sent.split(b"\r\n\r\n", 1)[1] == CHUNKED_WITH_EXTENSIONS
+    (logged,) = proxy.logged("exchange")
+    assert logged["request"]["postData"]["text"] == BODY_WITHOUT_FRAMING
+    assert not {h["name"].lower() for h in logged["request"]["headers"]} & {"x-checksum", "sig", "part", "done"}
+
+
+def test_a_chunk_size_line_over_the_head_bound_is_refused_both_ways():
+    line = b"1;" + b"e" * 3000
+    head = (b"POST /v1/x HTTP/1.1\r\nHost: bank\r\nTransfer-Encoding: chunked\r\n\r\n")
+    with RawUpstream(OK) as upstream, RunningProxy(upstream.url, max_header_bytes=2048) as proxy:
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=5) as sock:
+            sock.sendall(head + line[:1500])
+            time.sleep(0.2)
+            sock.sendall(line[1500:])
+            got = read_answer(sock, until_close=True)
+    assert got.startswith(b"HTTP/1.1 400 ") and b"over 2,048 bytes" in got
+    (refused,) = proxy.logged("exchange")
+    assert refused["response"]["status"] == 400 and upstream.received == []   # the bank never got a whole request
+    assert [f["rule"] for f in proxy.findings("client")] == ["header-too-large"]
+    answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + line
+    with RawUpstream(answer, close=True) as upstream, RunningProxy(upstream.url, max_header_bytes=2048) as proxy:
+        (got,) = exchange(proxy.port, GET, until_close=True)
+    assert got.startswith(b"HTTP/1.1 200 OK\r\n") and not got.endswith(b"0\r\n\r\n")   # cut short: closed
+    (finding,) = [f for f in proxy.findings() if f["rule"] == "upstream-unreachable"]
+    assert "over 2,048 bytes" in finding["message"]
 
 
 def test_an_empty_header_value_is_kept_without_an_added_space_both_ways():
