@@ -53,11 +53,12 @@ class DaskEngine:
         from . import dask_engine, driver
         from .job import Stop
 
+        inputs = driver.inputs_of(names)
         driver.fresh_out(out)
         with dask_engine.client(scheduler, jobs) as connected:
             workers = len(connected.scheduler_info().get("workers", {})) or jobs
             try:
-                tally = driver.validate(dask_engine.runner(connected), names, settings, out, workers=workers,
+                tally = driver.validate(dask_engine.runner(connected), inputs, settings, out, workers=workers,
                                         fail_fast=fail_fast, column=column)
             except Stop as exc:
                 return driver.stopped(str(exc))

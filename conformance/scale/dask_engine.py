@@ -23,7 +23,7 @@ def client(scheduler: str | None, jobs: int) -> Iterator[Any]:
             with Client(scheduler, timeout="30s") as connected:
                 yield connected
             return
-        with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None,
+        with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=":0",
                           silence_logs=40) as cluster, Client(cluster) as connected:
             yield connected
 

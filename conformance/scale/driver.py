@@ -45,15 +45,22 @@ def task_bytes(total: int, workers: int) -> int:
     return max(TASK_BYTES_MIN, min(TASK_BYTES_MAX, total // max(1, 4 * workers) + 1))
 
 
-def validate(run_all: RunAll, names: Sequence[str], settings: Settings, out: str, *, workers: int,
-             fail_fast: bool = False, column: str = "payload", size: int | None = None) -> Tally:
-    """The findings of the records ``names`` hold, written under ``out``; the job's tally. ``size``: the bytes of a
-    task (default: about four tasks per worker)."""
+def inputs_of(names: Sequence[str]) -> tuple[list, list[tuple[str, str]]]:
+    """The inputs ``names`` stand for and those that cannot be read; Unusable when none can (before any engine
+    starts)."""
     inputs, problems = expand(names)
     if not inputs and problems:
         raise Unusable("; ".join(f"{name}: {why}" for name, why in problems))
+    return inputs, problems
+
+
+def validate(run_all: RunAll, names: Sequence[str] | tuple[list, list], settings: Settings, out: str, *,
+             workers: int, fail_fast: bool = False, column: str = "payload", size: int | None = None) -> Tally:
+    """The findings of the records ``names`` hold (or the inputs :func:`inputs_of` found), written under ``out``;
+    the job's tally. ``size``: the bytes of a task (default: about four tasks per worker)."""
+    inputs, problems = names if isinstance(names, tuple) else inputs_of(names)
     tasks, unreadable = plan(inputs, size or task_bytes(sum(i.size for i in inputs), workers))
-    problems += unreadable
+    problems = problems + unreadable
     if fail_fast and problems:
         raise Stop(f"cannot read {problems[0][0]}: {problems[0][1]}")
     counts = run_all(count_task, tasks)

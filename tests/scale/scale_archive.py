@@ -40,7 +40,7 @@ def write_archive(path: Path, lines: int = 90) -> Path:
     out.insert(43, b'{"paymentIds": ["a"], "n": NaN}')                                                  # not finite
     out.insert(47, b"")                                                                                 # blank
     out.insert(48, b"   ")
-    out[50] += b"\r"                                                                                    # CRLF
+    out[min(50, len(out) - 2)] += b"\r"                                                                                 # CRLF
     path.write_bytes(b"\n".join(out))                                                                   # no last \n
     return path
 
