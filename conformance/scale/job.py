@@ -24,6 +24,7 @@ from .rows import Settings, arrow_schema, judged, not_judged_reason, report_rows
 FINDINGS = "findings"
 SUMMARY = "summary.json"
 PARTITIONS = ["kind", "rule"]
+FLUSH_ROWS = 20_000   # rows a task holds before it writes them
 
 
 class Stop(Exception):
@@ -94,9 +95,15 @@ def run_task(task: Task, settings: Settings, out: str, fail_fast: bool = False, 
     """Judge the task's records, write their rows under ``out``/findings, return the tally."""
     tally = Tally()
     rows: list[dict[str, Any]] = []
+    written = 0
     digest = settings.profile_digest
     try:
         for source, number, report in judged(records(task, settings.max_bytes, column), settings):
+            if len(rows) >= FLUSH_ROWS:   # a task's memory stays bounded whatever share of its records has findings
+                tally.add_rows(rows)
+                write_rows(rows, out, f"part-{task.index}-{written}")
+                written += 1
+                rows = []
             tally.read += 1
             reason = not_judged_reason(report)
             if reason is None:
@@ -112,7 +119,7 @@ def run_task(task: Task, settings: Settings, out: str, fail_fast: bool = False, 
             raise Stop(f"cannot read {task.input.source}: {why}") from None
         tally.unreadable.append((task.input.source, why))
     tally.add_rows(rows)
-    write_rows(rows, out, f"part-{task.index}")
+    write_rows(rows, out, f"part-{task.index}-{written}")
     return tally
 
 
