@@ -119,3 +119,12 @@ def test_importing_the_rows_imports_no_engine():
             "print(sorted(m for m in ('pyarrow', 'dask', 'distributed', 'pyspark', 'fsspec') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_readmes_library_example_runs():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Past one machine: Dask and Spark", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)   # noqa: S102 - the README's own example
+    assert [(row["rule"], row["record"]) for row in namespace["rows"]] == [("basket-size", 1)]
