@@ -11,6 +11,7 @@ cluster need not see the driver's files), sent with every task.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import tempfile
@@ -90,6 +91,9 @@ class Settings:
         built = _VALIDATORS.get(self)
         if built is None:
             built = _VALIDATORS[self] = _build(self)
+            # What was made so far (the engine's modules, the spec, the rule catalogue) lives as long as the worker:
+            # the cyclic collector no longer walks it on each of the many collections the records cause.
+            gc.freeze()
         return built
 
 
