@@ -320,6 +320,8 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
     from .formats import render
 
     if engine != "process":
+        if fmt != "text" or output:
+            raise click.UsageError(f"--engine {engine} writes Parquet and summary.json under --out, not --format or --output")
         _validate_on_engine(engine, paths, kind, context_file, profile_file, today, now, fail_on, jobs, max_bytes,
                             max_findings, scheduler, out_dir, fail_fast, column)
     for option, given in (("--scheduler", scheduler), ("--out", out_dir), ("--fail-fast", fail_fast)):

@@ -131,5 +131,10 @@ def test_engine_options_are_checked_before_anything_starts(tmp_path):
     unknown = run("validate", "--engine", "hadoop", str(archive), "--out", str(tmp_path))
     assert unknown.exit_code == 2 and "no engine 'hadoop'; one of process, dask" in unknown.output
     assert "--out DIR" in run("validate", "--engine", "dask", str(archive)).output
+    assert "not --format or --output" in run("validate", "--engine", "dask", "--format", "json", str(archive),
+                                             "--out", str(tmp_path / "o")).output
+    assert "--scheduler and --out go with --engine dask" in run("traffic", str(archive), "--out", str(tmp_path)).output
+    har = run("traffic", "--engine", "dask", "--input-format", "har", str(archive), "--out", str(tmp_path / "o"))
+    assert har.exit_code == 2 and "judges the proxy's JSONL log" in har.output
     missing = run("validate", "--engine", "dask", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o"))
     assert missing.exit_code == 2 and "none.jsonl: cannot read it: No such file" in missing.output
