@@ -20,7 +20,13 @@ def client(scheduler: str | None, jobs: int) -> Iterator[Any]:
 
     with dask.config.set({"distributed.worker.daemon": False, "logging.distributed": "error"}):
         if scheduler:
-            with Client(scheduler, timeout="30s") as connected:
+            try:
+                connected = Client(scheduler, timeout="20s")
+            except (OSError, TimeoutError, ValueError) as exc:
+                from .driver import Unusable
+
+                raise Unusable(f"cannot reach the scheduler {scheduler}: {exc}") from None
+            with connected:
                 yield connected
             return
         with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=":0",
