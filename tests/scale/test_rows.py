@@ -128,3 +128,13 @@ def test_the_readmes_library_example_runs():
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)   # noqa: S102 - the README's own example
     assert [(row["rule"], row["record"]) for row in namespace["rows"]] == [("basket-size", 1)]
+
+
+def test_an_fsspec_url_and_glob_give_the_rows_of_the_same_file(archive, expected, tmp_path):
+    import fsspec
+
+    with fsspec.open("memory://lake/2026/archive.jsonl", "wb") as fh:
+        fh.write(archive.read_bytes())
+    _tally, rows = run_in_process(["memory://lake/*/*.jsonl"], tmp_path / "out", 1000, settings())
+    assert {row["source"] for row in rows} == {"memory:///lake/2026/archive.jsonl"}   # fsspec's own form of the URL
+    assert_same_rows([{**row, "source": str(archive)} for row in rows], expected)
