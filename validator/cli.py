@@ -365,7 +365,12 @@ def _first_lines(units: list[Unit], pool) -> list[Unit]:
 @click.option("--max-findings", type=click.IntRange(1), default=1000, show_default=True, help="Findings reported per input; one more finding counts the rest.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to a file instead of stdout; the summary line goes to standard error.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line; in text format also only errors and the summary (no warnings, no 'checked as' notes).")
-def validate_command(paths, kind, context_file, profile_file, today, now, fmt, fail_on, jobs, max_bytes, max_findings, output, quiet) -> None:
+@click.option("--engine", default="process", show_default=True, metavar="NAME", help="process: this machine (--jobs processes); dask: a Dask cluster over JSON-lines and Parquet inputs, local paths or fsspec URLs and globs, the findings written as Parquet under --out (pip install 'obvalidate[dask]').")
+@click.option("--scheduler", metavar="ADDRESS", help="With --engine dask: the scheduler to use (tcp://host:8786); without it a local cluster of --jobs worker processes.")
+@click.option("--out", "out_dir", metavar="DIR", help="With --engine dask: where the findings (Parquet, by kind then rule) and summary.json are written.")
+@click.option("--fail-fast", is_flag=True, help="With --engine dask: stop at the first record that cannot be judged (or input that cannot be read).")
+@click.option("--column", default="payload", show_default=True, metavar="NAME", help="With --engine dask: the Parquet column holding each record's JSON text.")
+def validate_command(paths, kind, context_file, profile_file, today, now, fmt, fail_on, jobs, max_bytes, max_findings, output, quiet, engine, scheduler, out_dir, fail_fast, column) -> None:
     """Validate payloads and requests: files, directories (every *.json, *.jsonl, *.ndjson, *.http under
     them), JSONL files (*.jsonl, *.ndjson: one payload per line) and `-` for standard input (JSONL when
     its first line is a JSON value on its own and more lines follow). On a terminal, a progress line on
@@ -373,6 +378,14 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
     from .context import ConfigError, parse_day, parse_instant
     from .formats import PART_FORMATS, merge_summaries, render, render_parts, summarize
 
+    if engine != "process":
+        if fmt != "text" or output:
+            raise click.UsageError(f"--engine {engine} writes Parquet and summary.json under --out, not --format or --output")
+        _validate_on_engine(engine, paths, kind, context_file, profile_file, today, now, fail_on, jobs, max_bytes,
+                            max_findings, scheduler, out_dir, fail_fast, column)
+    for option, given in (("--scheduler", scheduler), ("--out", out_dir), ("--fail-fast", fail_fast)):
+        if given:
+            raise click.UsageError(f"{option} goes with --engine dask")
     settings = {
         "kind": kind, "context": context_file, "profile": profile_file, "today": today, "now": now,
         "max_bytes": max_bytes, "max_findings": max_findings,
@@ -436,6 +449,43 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
         click.echo(text, nl=False)
     if summary["errors"] or (fail_on == "warning" and summary["warnings"]):
         sys.exit(EXIT_FINDINGS)
+
+
+# Engines other packages add (--engine NAME): entry points NAME = "module:object" with validate() (and traffic()).
+ENGINES_GROUP = "obvalidate.engines"
+
+
+def load_engine(name: str):
+    """The engine registered as ``name`` under ENGINES_GROUP; a usage error naming the installed ones otherwise."""
+    from importlib.metadata import entry_points
+
+    engines = {entry.name: entry for entry in entry_points(group=ENGINES_GROUP)}
+    if name not in engines:
+        known = ", ".join(["process", *sorted(engines)])
+        raise click.BadParameter(f"no engine {name!r}; one of {known}", param_hint="--engine")
+    try:
+        return engines[name].load()
+    except Exception as exc:  # a broken installation is a message, never a traceback
+        raise InputError(f"cannot load the {name!r} engine ({engines[name].value}): {type(exc).__name__}: {exc}") from None
+
+
+def _validate_on_engine(engine, paths, kind, context_file, profile_file, today, now, fail_on, jobs, max_bytes,
+                        max_findings, scheduler, out_dir, fail_fast, column) -> None:
+    from .context import ConfigError
+
+    runner = load_engine(engine)
+    if not out_dir:
+        raise click.UsageError(f"--engine {engine} writes its findings to a directory: name it with --out DIR")
+    try:
+        settings = runner.settings(kind=kind, profile=profile_file, context=context_file, today=today, now=now,
+                                   max_bytes=max_bytes, max_findings=max_findings)
+        code = runner.validate(list(paths), settings, out=out_dir, scheduler=scheduler, jobs=jobs,
+                               fail_fast=fail_fast, column=column, fail_on=fail_on)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    except runner.Error as exc:
+        raise InputError(str(exc)) from None
+    sys.exit(code)
 
 
 def _validate_units(units: Iterator[Unit], validator, kind, settings, jobs: int, progress: "Progress | None") -> list:

@@ -68,6 +68,25 @@ def _origins(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _traffic_on_engine(engine: str, recording_path: str, input_format: str, profile_path: str | None,
+                       base_path: str, origins: tuple[str, ...], fail_on: str, scheduler: str | None, jobs: int,
+                       out_dir: str | None) -> None:
+    from validator.cli import load_engine
+
+    runner = load_engine(engine)
+    if not out_dir:
+        raise TrafficUsageError(f"--engine {engine} writes its findings to a directory: name it with --out DIR")
+    if input_format == "har" or (input_format == "auto" and not recording_path.endswith((".jsonl", ".ndjson"))):
+        raise TrafficUsageError(f"--engine {engine} judges the proxy's JSONL log (*.jsonl, *.ndjson), not a HAR file")
+    profile_text = Path(profile_path).read_text(encoding="utf-8") if profile_path else None
+    try:
+        code = runner.traffic([recording_path], profile_text=profile_text, base_path=base_path, origins=origins,
+                              out=out_dir, scheduler=scheduler, jobs=jobs, fail_on=fail_on)
+    except runner.Error as exc:
+        raise Unusable(str(exc)) from None
+    sys.exit(code)
+
+
 @click.command("traffic")
 @click.argument("recording_path", metavar="FILE", type=click.Path(exists=True, dir_okay=False))
 @click.option("--input-format", "input_format", type=click.Choice(["auto", "har", "jsonl"]), default="auto",
@@ -86,8 +105,19 @@ def _origins(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here (the summary line "
               "goes to standard error).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line; text output keeps only errors and the summary.")
+@click.option("--engine", default="process", show_default=True, metavar="NAME",
+              help="process: this process; dask: the proxy's JSONL log judged on a Dask cluster, one partition per TPP "
+                   "(the signing certificate's identity), the findings written as Parquet under --out "
+                   "(pip install 'obvalidate[dask]').")
+@click.option("--scheduler", metavar="ADDRESS", help="With --engine dask: the scheduler (tcp://host:8786); without it "
+              "a local cluster of --jobs worker processes.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="With --engine dask and no --scheduler: the local cluster's worker processes.")
+@click.option("--out", "out_dir", metavar="DIR", help="With --engine dask: where the findings (Parquet, by kind then "
+              "rule) and summary.json are written.")
 def traffic(recording_path: str, input_format: str, profile_path: str | None, origins: tuple[str, ...],
-            base_path: str, fmt: str, fail_on: str, output: str | None, quiet: bool) -> None:
+            base_path: str, fmt: str, fail_on: str, output: str | None, quiet: bool, engine: str,
+            scheduler: str | None, jobs: int, out_dir: str | None) -> None:
     """Judge recorded traffic: a HAR 1.2 file (browser devtools, mitmproxy, Charles, `obvalidate proxy --record`)
     or the proxy's JSONL log. Each exchange is judged in recorded order, at its own recorded time (startedDateTime:
     signatures and execution dates are judged by that clock, not today's), as one session: client findings are the
@@ -106,6 +136,11 @@ def traffic(recording_path: str, input_format: str, profile_path: str | None, or
         profile = Profile.load(profile_path) if profile_path else DEFAULT_PROFILE
     except ConfigError as exc:
         raise TrafficUsageError(str(exc)) from None
+    if engine != "process":
+        _traffic_on_engine(engine, recording_path, input_format, profile_path, base_path, bank_origins, fail_on,
+                           scheduler, jobs, out_dir)
+    elif scheduler or out_dir:
+        raise TrafficUsageError("--scheduler and --out go with --engine dask")
     try:
         recording = Recording(recording_path, None if input_format == "auto" else input_format)
         total = recording.scan()

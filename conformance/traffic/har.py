@@ -357,6 +357,12 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def read_entry(index: int, item: Any) -> HarEntry:
+    """One HAR entry (a decoded JSON object: an item of log.entries, or a JSONL log's exchange line) numbered
+    ``index``; HarError says what is wrong with it."""
+    return _entry(index, item)
+
+
 def _entry(index: int, item: Any) -> HarEntry:
     entry = _object(index, item, "the entry")
     started = _started(index, entry.get("startedDateTime"))
