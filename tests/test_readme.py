@@ -156,6 +156,9 @@ NOT_RUN_HERE = {
     r"^obvalidate conform( |$)": "a gate run of minutes: the gate's tests run each option",
     r"^obvalidate edge-cases --": "an edge-case run against a sandbox: tests/edge_cases run each",
     r"tools/fuzz_long\.py": "a long fuzzing run (tests/fuzz runs its corpus)",
+    r"^obvalidate (validate|traffic) --engine dask ":
+        "a Dask job over a lake's archive or a month's log: tests/scale/test_dask.py runs it on generated files",
+    r"^export PYSPARK_PYTHON=|^spark-submit ": "the spark-submit recipe: tests/scale/test_spark.py runs it (local mode)",
 }
 
 
