@@ -148,6 +148,7 @@ def curl(base_url: str, request: PreparedRequest, gateway: tuple[tuple[str, str]
     return " ".join(parts)
 
 
+NAMING_THE_FAULT = "naming where the request is wrong"   # what a refusal's tppMessage path must do (A6)
 STATUS_UNDECLARED = "status-undeclared"   # the spec's rule for a status its operation does not declare (responses.py)
 
 
@@ -599,8 +600,7 @@ class Session:
             other_reason = reason_problem(exchange.json(), errors) if errors and exchange.answer.status \
                 and exchange.answer.status >= 400 else None
             if other_reason:
-                self.disagree(exchange, rule=rule, ref=ref, expected=f"{expected.describe()} naming where the request "
-                              "is wrong", message=f"{message.split(': expected', 1)[0]}: {other_reason}")
+                self.disagree(exchange, rule=rule, ref=ref, expected=f"{expected.describe()} {NAMING_THE_FAULT}", message=f"{message.split(': expected', 1)[0]}: {other_reason}")
                 return False
             return True
         if exchange.withheld:
@@ -672,6 +672,15 @@ class Session:
             finding.fingerprint = fingerprint("*", "", f"{decision}: {line}", "")
         elif tier == DIFFERENCE and decision is None:  # a note: one extension, one finding, whatever the check expected
             finding.fingerprint = fingerprint(op, rule, "an extension", finding.actual)
+        elif expected.endswith(NAMING_THE_FAULT):
+            # A6: refusals naming another place than the request's fault are one defect of the target's error
+            # bodies, whichever rule each request broke -- one finding per place the target names (a mock's canned
+            # path, a bank putting every refusal's path elsewhere), its sightings the refusals
+            finding.fingerprint = fingerprint("*", "refusal-path", NAMING_THE_FAULT, finding.refused_for)
+        elif _success_otherwise(expectation, actual):
+            # a success answered with another 2xx (200 for 201): the operation's one defect, whichever check's
+            # request met it -- the same finding as the spec's status-undeclared of that status
+            finding.fingerprint = fingerprint(op, STATUS_UNDECLARED, DECLARED_ANSWER, str(actual.status))
         self.replayable(finding, exchange, expectation)
         if exchange is not None and rule == STATUS_UNDECLARED and expected == DECLARED_ANSWER:
             exchange.undeclared = finding
@@ -868,3 +877,10 @@ def timed(function: Callable[[], None]) -> float:
     started = time.perf_counter()
     function()
     return time.perf_counter() - started
+
+
+def _success_otherwise(expectation: Expected | None, actual: Answer) -> bool:
+    """A success expected and another one answered (200 for 201, 204 for 202)."""
+    statuses = expectation.statuses if expectation is not None else ()
+    return bool(statuses) and all(200 <= s < 300 for s in statuses) and actual.status is not None \
+        and 200 <= actual.status < 300 and actual.status not in statuses

@@ -55,7 +55,7 @@ from validator.findings import ERROR
 from validator.rules import catalogue
 
 from ..model import DECLARED_ANSWER, DIFFERENCE, Expected, NotExercised, check
-from ..session import Disagreement, Session, answer_of
+from ..session import NAMING_THE_FAULT, Disagreement, Session, answer_of
 from .data import SEPA, sepa_body
 
 # request kind -> the creation operation whose answer depends on the request alone
@@ -224,7 +224,7 @@ def _search(session: Session, client: SignedClient, operation: str, rule_id: str
         if response.status_code in http_refusals:
             return  # HTTP's own refusal (A33), not an answer of the interface's: its body is the server's
         if other_reason:
-            raise Disagreement(exchange, f"{expected.describe()} naming where the request is wrong",
+            raise Disagreement(exchange, f"{expected.describe()} {NAMING_THE_FAULT}",
                                rule_id or errors[0].rule, f"{what}: {other_reason}")
         problems = session.response_problems(exchange)
         if problems:
