@@ -53,25 +53,24 @@ def not_judged_message(why: str) -> str:
     return f"answer not judged: {why}"
 
 
-def text_of(value: Any) -> str | None:
-    """The words a decoded error answer gives: ``tppMessages[0].text`` (A6), or the bulk error body's ``message``."""
+def _error_field(value: Any, in_message: str, in_bulk_body: str) -> str | None:
+    """A field of a decoded error answer: of its first tppMessage (A6), else of the bulk error body's own fields."""
     if not isinstance(value, dict):
         return None
     messages = value.get("tppMessages")
     if isinstance(messages, list) and messages and isinstance(messages[0], dict):
-        text = messages[0].get("text")
+        found = messages[0].get(in_message)
     else:
-        text = value.get("message")
-    return text[:300] if isinstance(text, str) else None
+        found = value.get(in_bulk_body)
+    return found if isinstance(found, str) else None
+
+
+def text_of(value: Any) -> str | None:
+    """The words a decoded error answer gives: ``tppMessages[0].text`` (A6), or the bulk error body's ``message``."""
+    text = _error_field(value, "text", "message")
+    return text[:300] if text is not None else None
 
 
 def code_of(value: Any) -> str | None:
     """The error code a decoded answer names: ``tppMessages[0].code`` (A6), or the bulk error body's ``code``."""
-    if not isinstance(value, dict):
-        return None
-    messages = value.get("tppMessages")
-    if isinstance(messages, list) and messages and isinstance(messages[0], dict):
-        code = messages[0].get("code")
-    else:
-        code = value.get("code")
-    return code if isinstance(code, str) else None
+    return _error_field(value, "code", "code")
