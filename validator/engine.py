@@ -714,13 +714,24 @@ def _add_positions(report: Report, data: bytes, *, clean: bool = False) -> None:
     except UnicodeDecodeError:
         return
     placed = []
+    offsets: dict[str, int | None] = {}  # findings at one place (a rule's error and another's warning) look it up once
     for f in report.findings:
-        pos = index.position(f.pointer) if f.line is None else None
-        # Built directly (dataclasses.replace costs ten times as much, a thousand findings a report)
-        placed.append(Finding(f.rule, f.severity, f.pointer, f.message, f.code, f.status, f.ref, pos[0], pos[1]) if pos else f)
+        if f.line is None:
+            pointer = f.pointer
+            offset = offsets[pointer] if pointer in offsets else offsets.setdefault(pointer, index.offset(pointer))
+            if offset is not None:
+                line, column = index.line_column(offset)
+                # Built directly (dataclasses.replace costs ten times as much, a thousand findings a report)
+                f = Finding(f.rule, f.severity, pointer, f.message, f.code, f.status, f.ref, line, column)
+        placed.append(f)
     # In the order a reader meets them in the text (stable: findings at one place keep the rule order).
-    placed.sort(key=lambda f: (f.line is None, f.line or 0, f.column or 0))
+    if len(placed) > 1:
+        placed.sort(key=_text_order)
     report.findings[:] = placed
+
+
+def _text_order(f: Finding) -> tuple:
+    return (f.line is None, f.line or 0, f.column or 0)
 
 
 def _parse_now(value: _dt.datetime | str) -> _dt.datetime:

@@ -71,6 +71,7 @@ class PositionIndex:
         # text the scan cannot read
         self._containers: dict[int, _Scan | None] = {}
         self._newlines: list[int] | None = None
+        self._root: int | None = None  # where the value starts (past leading white space)
 
     def _container(self, i: int) -> _Scan | None:
         containers = self._containers
@@ -78,7 +79,7 @@ class PositionIndex:
             return containers[i]
         text = self.text
         opening = text[i] if i < len(text) else ""
-        scan = _Scan({} if opening == "{" else [], _skip_ws(text, i + 1)) if opening in ("{", "[") else None
+        scan = _Scan({} if opening == "{" else [], _past_space(text, i + 1, len(text))) if opening in ("{", "[") else None
         containers[i] = scan
         if scan is not None and not self.unique_keys:
             self._advance(i, scan, None)
@@ -155,10 +156,14 @@ class PositionIndex:
     def offset(self, pointer: str) -> int | None:
         """Where the value at ``pointer`` starts; for an absent member (a missing required
         property) where its parent starts; None when the text is not what the pointer walks."""
-        i = _skip_ws(self.text, 0)
+        i = self._root
+        if i is None:
+            i = self._root = _skip_ws(self.text, 0)
         if i >= len(self.text):
             return None
-        for raw in pointer.split("/")[1:] if pointer else ():
+        if not pointer:
+            return i
+        for raw in pointer.split("/")[1:]:
             token = raw.replace("~1", "/").replace("~0", "~") if "~" in raw else raw
             nxt = self._child(i, token)
             if nxt is None:

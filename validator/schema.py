@@ -452,6 +452,8 @@ def _one_problem_per_value(issues: list[SchemaIssue]) -> list[SchemaIssue]:
     its set is one problem, not also a length or pattern problem. One issue per pointer and rule: a value
     two subschemas judge alike (a `_links` entry is a Link by `additionalProperties` in one `allOf` branch
     and by `properties` in the other) breaks one constraint, not two; the first worded is kept."""
+    if len(issues) < 2:  # one issue is its value's one problem (most invalid lines)
+        return issues
     typed = {i.pointer for i in issues if i.rule == "schema-type"}
     coded = {i.pointer for i in issues if i.rule == "schema-enum"}
     seen: set[tuple[str, str]] = set()
@@ -564,7 +566,7 @@ def _message(error, keyword: str, schema: dict) -> str:
         where = f"the {title.lower()} set" if title else "the allowed values"
         if len(members) <= 6:
             return f"{_short(value)} is not one of {', '.join(json.dumps(m, ensure_ascii=False) for m in members)}"
-        close = _close_match(value, members)
+        close = _close_match(value, expected)
         hint = f"; did you mean {close!r}?" if close else ""
         return f"{_short(value)} is not in {where} ({len(members)} values){hint}"
     if keyword == "const":
@@ -607,12 +609,21 @@ def _close_match(value: Any, members: list) -> str | None:
 
 
 def _member_names(members: list) -> tuple[str, ...]:
-    """The members of an enum as text; an enum of strings (all the spec's) as it is, without a Python step per
-    member (a bulk with a thousand unknown country codes would otherwise write out the 249 codes a thousand
-    times)."""
-    if set(map(type, members)) == {str}:
-        return tuple(members)
-    return tuple(str(m) for m in members)
+    """The members of an enum as text; an enum of strings (all the spec's) as it is. Remembered per enum (the
+    schema's own list, a few dozen at most): a batch with a thousand unknown codes of one set would otherwise
+    write out its members a thousand times."""
+    known = _MEMBER_NAMES.get(id(members))
+    if known is not None and known[0] is members:
+        return known[1]
+    names = tuple(members) if set(map(type, members)) == {str} else tuple(str(m) for m in members)
+    if len(_MEMBER_NAMES) >= _MEMBER_NAMES_KEPT:
+        _MEMBER_NAMES.clear()
+    _MEMBER_NAMES[id(members)] = (members, names)  # the list kept with its names: its id is not reused meanwhile
+    return names
+
+
+_MEMBER_NAMES: dict[int, tuple[list, tuple[str, ...]]] = {}
+_MEMBER_NAMES_KEPT = 64
 
 
 def closest(word: str, candidates: tuple[str, ...], cutoff: float) -> str | None:
