@@ -381,7 +381,8 @@ class PayloadValidator:
         limit.omit(omitted, ERROR)
         self._visit(self._visit_for(kind), payload, ctx, request, limit)
         findings = limit.findings
-        findings.sort(key=_finding_order)
+        if len(findings) > 1:
+            findings.sort(key=_finding_order)
         if limit.omitted:
             findings.append(self._omitted_finding(limit))
         return findings
@@ -707,12 +708,15 @@ def _add_positions(report: Report, data: bytes, *, clean: bool = False) -> None:
     """Line and column of each finding's pointer in the text it was decoded from; findings then in
     text order. ``clean``: the loader found no problem in the text (no repeated key among them), so the
     text is scanned only as far as the findings' pointers lead."""
-    from .positions import PositionIndex
-
+    global _PositionIndex
+    if _PositionIndex is None:  # imported on the first findings to place: a valid payload's start does without it
+        from .positions import PositionIndex as _PositionIndex
     try:
-        index = PositionIndex(data.decode("utf-8-sig"), unique_keys=clean)
+        # As the "utf-8-sig" codec decodes (one byte order mark dropped), without its Python-level codec step
+        text = data[3:].decode() if data[:3] == _BOM else data.decode()
     except UnicodeDecodeError:
         return
+    index = _PositionIndex(text, unique_keys=clean)
     placed = []
     offsets: dict[str, int | None] = {}  # findings at one place (a rule's error and another's warning) look it up once
     for f in report.findings:
@@ -728,6 +732,10 @@ def _add_positions(report: Report, data: bytes, *, clean: bool = False) -> None:
     if len(placed) > 1:
         placed.sort(key=_text_order)
     report.findings[:] = placed
+
+
+_PositionIndex = None  # validator.positions.PositionIndex, once imported
+_BOM = b"\xef\xbb\xbf"
 
 
 def _text_order(f: Finding) -> tuple:

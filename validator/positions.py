@@ -176,16 +176,21 @@ class PositionIndex:
     def line_column(self, offset: int) -> tuple[int, int]:
         """1-based line and column (in characters) of an index."""
         if self._newlines is None:
-            self._newlines = [m.start() for m in _NEWLINE.finditer(self.text)]
+            self._newlines = self._line_ends()
 
         line = bisect.bisect_left(self._newlines, offset)
         start = self._newlines[line - 1] + 1 if line else 0
         return line + 1, offset - start + 1
 
+    def _line_ends(self) -> list[int]:
+        text = self.text
+        # A text of one line (a JSONL line, a compact document) has none to look for
+        return [m.start() for m in _NEWLINE.finditer(text)] if "\n" in text else []
+
     def offset_at(self, line: int, column: int | None) -> int:
         """The index of a 1-based line and column (the inverse of :meth:`line_column`)."""
         if self._newlines is None:
-            self._newlines = [m.start() for m in _NEWLINE.finditer(self.text)]
+            self._newlines = self._line_ends()
         start = 0
         if line > 1:
             start = self._newlines[line - 2] + 1 if line - 2 < len(self._newlines) else len(self.text)

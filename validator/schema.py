@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import jsonschema_rs
 
 from .findings import escape_pointer_token
-from .locate import SCHEMA_PREFIX
+from .locate import SCHEMA_PREFIX, iter_values
 from .records import record
 from .spec import Spec, as_tuple
 
@@ -333,8 +333,6 @@ class SchemaChecker:
 
     def _repeated_items(self, payload: Any) -> Iterator[tuple[str, dict]]:
         """(pointer, schema) of each array under ``uniqueItems`` that repeats an item; linear time."""
-        from .locate import iter_values
-
         for pattern, schema in self._unique:
             for pointer, value in iter_values(payload, pattern):
                 if type(value) is list and len(value) > 1 and not _all_distinct(value):
