@@ -560,7 +560,7 @@ def _message(error, keyword: str, schema: dict) -> str:
     if keyword == "minLength":
         return f"{len(value)} characters; at least {expected} required" if value else "must not be empty"
     if keyword == "enum":
-        members = list(expected)
+        members = expected if type(expected) is list else list(expected)  # the schema's own list: not copied
         where = f"the {title.lower()} set" if title else "the allowed values"
         if len(members) <= 6:
             return f"{_short(value)} is not one of {', '.join(json.dumps(m, ensure_ascii=False) for m in members)}"
@@ -594,8 +594,9 @@ def describe_error(error) -> str:
 def _close_match(value: Any, members: list) -> str | None:
     if not isinstance(value, str):
         return None
+    enum = _enum(members)
     upper = value.upper()
-    if upper in members:
+    if upper in (enum.texts if enum.texts is not None else members):
         return upper
     if len(upper) == 3 and upper.isalpha():  # an ISO 3166 alpha-3 code where alpha-2 is wanted ("NOR")
         import pycountry
@@ -603,25 +604,44 @@ def _close_match(value: Any, members: list) -> str | None:
         country = pycountry.countries.get(alpha_3=upper)
         if country is not None and country.alpha_2 in members:
             return country.alpha_2
-    return closest(value, _member_names(members), 0.75)
+    if len(value) > 64:
+        return _closest(value, enum.names, 0.75)
+    near = enum.near
+    if value not in near:
+        if len(near) >= _NEAR_KEPT:
+            near.clear()
+        near[value] = _closest(value, enum.names, 0.75)
+    return near[value]
 
 
-def _member_names(members: list) -> tuple[str, ...]:
-    """The members of an enum as text; an enum of strings (all the spec's) as it is. Remembered per enum (the
-    schema's own list, a few dozen at most): a batch with a thousand unknown codes of one set would otherwise
-    write out its members a thousand times."""
-    known = _MEMBER_NAMES.get(id(members))
-    if known is not None and known[0] is members:
-        return known[1]
-    names = tuple(members) if set(map(type, members)) == {str} else tuple(str(m) for m in members)
-    if len(_MEMBER_NAMES) >= _MEMBER_NAMES_KEPT:
-        _MEMBER_NAMES.clear()
-    _MEMBER_NAMES[id(members)] = (members, names)  # the list kept with its names: its id is not reused meanwhile
-    return names
+class _Enum:
+    """What wording an enum's errors reads of its members, once per enum: the members as text (an enum of strings,
+    all the spec's, as it is), as a set when they are all strings, and the closest member of values met."""
+
+    __slots__ = ("members", "names", "texts", "near")
+
+    def __init__(self, members: list):
+        self.members = members  # kept: its id is not reused while it is remembered
+        strings = set(map(type, members)) == {str}
+        self.names = tuple(members) if strings else tuple(str(m) for m in members)
+        self.texts = frozenset(members) if strings else None
+        self.near: dict[str, str | None] = {}
 
 
-_MEMBER_NAMES: dict[int, tuple[list, tuple[str, ...]]] = {}
-_MEMBER_NAMES_KEPT = 64
+def _enum(members: list) -> _Enum:
+    """The enum's :class:`_Enum`, remembered per enum (the schema's own list, a few dozen at most): a batch with a
+    thousand unknown codes of one set would otherwise write out and search its members a thousand times."""
+    known = _ENUMS.get(id(members))
+    if known is None or known.members is not members:
+        if len(_ENUMS) >= _ENUMS_KEPT:
+            _ENUMS.clear()
+        known = _ENUMS[id(members)] = _Enum(members)
+    return known
+
+
+_ENUMS: dict[int, _Enum] = {}
+_ENUMS_KEPT = 64
+_NEAR_KEPT = 512  # closest members remembered per enum (short values only, as closest() does)
 
 
 def closest(word: str, candidates: tuple[str, ...], cutoff: float) -> str | None:
