@@ -62,12 +62,19 @@ def _command_hint(word: str) -> str:
     return f"; did you mean the command {near!r} (obvalidate {near} ...)?" if near else ""
 
 
+# Whether the command line is the process's own (main() without arguments: the `obvalidate` program), not an
+# in-process call such as click's CliRunner, whose caller lives on: only the program's objects are ever frozen.
+_PROGRAM = {"own": False}
+
+
 class DefaultToValidate(click.Group):
     """`obvalidate payload.json` means `obvalidate validate payload.json`. Subcommands registered under the
     `obvalidate.commands` entry points are loaded lazily, the way pytest and flake8 load plugins; a built-in
     command wins over a registered one of the same name."""
 
     def main(self, args=None, *rest, **options):
+        if args is None:
+            _PROGRAM["own"] = True
         try:
             return super().main(args, *rest, **options)
         finally:
@@ -375,9 +382,6 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
     them), JSONL files (*.jsonl, *.ndjson: one payload per line) and `-` for standard input (JSONL when
     its first line is a JSON value on its own and more lines follow). On a terminal, a progress line on
     standard error follows the bytes validated."""
-    from .context import ConfigError, parse_day, parse_instant
-    from .formats import PART_FORMATS, merge_summaries, render, render_parts, summarize
-
     if engine != "process":
         if fmt != "text" or output:
             raise click.UsageError(f"--engine {engine} writes Parquet and summary.json under --out, not --format or --output")
@@ -390,15 +394,22 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
         "kind": kind, "context": context_file, "profile": profile_file, "today": today, "now": now,
         "max_bytes": max_bytes, "max_findings": max_findings,
     }
-    try:
-        if today:
-            parse_day(today, "--today")
-        if now:
-            parse_instant(now, "--now")
-        validator = _make_validator(settings)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
-    known = _kind_names(validator.spec)
+    # The start: its modules, the spec, the catalogue, the kinds; one pause of the collector (see _make_validator).
+    with gc_paused():
+        from .context import ConfigError, parse_day, parse_instant
+        from .formats import PART_FORMATS, merge_summaries, render, render_parts, summarize
+
+        try:
+            if today:
+                parse_day(today, "--today")
+            if now:
+                parse_instant(now, "--now")
+            validator = _make_validator(settings)
+        except ConfigError as exc:
+            raise click.UsageError(str(exc)) from None
+        known = _kind_names(validator.spec)
+        if _PROGRAM["own"]:
+            gc.freeze()  # what the start made lives as long as the process: no pass of the collector walks it again
     if kind and kind not in known:
         from .suggest import did_you_mean
 
