@@ -41,6 +41,11 @@ class InputError(click.ClickException):
     exit_code = EXIT_USAGE
 
 
+# A click type keeps nothing of the parameter it is for: one instance serves every option of its kind (making a Path
+# type looks up the translation of its name, 0.5M instructions each, four fewer at every start).
+_FILE_PATH = click.Path(dir_okay=False)
+_EXISTING_FILE = click.Path(exists=True, dir_okay=False)
+
 # Subcommands other packages add (conformance's, for one): entry points NAME = "module:click_command_or_group".
 COMMANDS_GROUP = "obvalidate.commands"
 
@@ -361,8 +366,8 @@ def _first_lines(units: list[Unit], pool) -> list[Unit]:
 @main.command("validate")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--kind", "kind", metavar="KIND", help="Payload kind (see `obvalidate kinds`); detected from the shape when omitted.")
-@click.option("--context", "context_file", type=click.Path(dir_okay=False), help="JSON context: today, and the payments a basket refers to.")
-@click.option("--profile", "profile_file", type=click.Path(dir_okay=False), help="YAML implementer profile overriding the 'profile: yes' decisions.")
+@click.option("--context", "context_file", type=_FILE_PATH, help="JSON context: today, and the payments a basket refers to.")
+@click.option("--profile", "profile_file", type=_FILE_PATH, help="YAML implementer profile overriding the 'profile: yes' decisions.")
 @click.option("--today", metavar="YYYY-MM-DD", help="The date rules compare against (default: today in Europe/Oslo). For signed requests it is also the verification day: a Date header on that day stands in for the time.")
 @click.option("--now", metavar="DATE-TIME", help="The time signature checks compare against (Date window, certificate validity), ISO 8601, e.g. 2026-07-01T10:00:00Z (default: the real time, unless --today is given).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "sarif", "github"]), default="text", show_default=True)
@@ -823,7 +828,7 @@ def profile_schema_command() -> None:
 
 
 @profile_group.command("check")
-@click.argument("profile_files", metavar="PROFILE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("profile_files", metavar="PROFILE...", nargs=-1, required=True, type=_FILE_PATH)
 def profile_check_command(profile_files: tuple[str, ...]) -> None:
     """Check profiles against the schema: exit 0 when every one is usable, 2 otherwise, with each one's first
     problem (several files at once, as a pre-commit hook passes them)."""
@@ -843,9 +848,9 @@ def profile_check_command(profile_files: tuple[str, ...]) -> None:
 
 # ------------------------------------------------------------------ signing (TPP side)
 @main.command("sign")
-@click.option("--key", "key_file", required=True, type=click.Path(exists=True, dir_okay=False), help="RSA private key (PEM).")
-@click.option("--cert", "cert_file", required=True, type=click.Path(exists=True, dir_okay=False), help="Signing certificate (PEM or DER).")
-@click.option("--profile", "profile_file", type=click.Path(dir_okay=False), help="Implementer profile (its `paths` resolve the operation).")
+@click.option("--key", "key_file", required=True, type=_EXISTING_FILE, help="RSA private key (PEM).")
+@click.option("--cert", "cert_file", required=True, type=_EXISTING_FILE, help="Signing certificate (PEM or DER).")
+@click.option("--profile", "profile_file", type=_FILE_PATH, help="Implementer profile (its `paths` resolve the operation).")
 @click.argument("request_file", metavar="REQUEST", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 def sign_command(key_file: str, cert_file: str, profile_file: str | None, request_file: str) -> None:
     """Sign a request (a JSON envelope or an .http file): add Date, Digest over the exact body bytes,
