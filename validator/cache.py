@@ -31,6 +31,15 @@ def source_key(source: bytes) -> str:
     return f"{len(source):x}-{binascii.crc32(source):08x}"
 
 
+def code_key(*files: str) -> str | None:
+    """A key for the code that derives an entry from a source: its modules' files (a changed algorithm makes a new
+    entry, never reads an old one); None when one cannot be read (then nothing is remembered)."""
+    try:
+        return source_key(b"".join(Path(file).read_bytes() for file in files))
+    except OSError:
+        return None
+
+
 def read_json(name: str) -> Any | None:
     """The cached JSON value called ``name``, or None when there is none (or it cannot be read)."""
     return _read(name, json.loads)

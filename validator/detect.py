@@ -97,16 +97,25 @@ class _Score:
 
 
 def kind_shapes(spec: Spec) -> tuple[KindShapes, ...]:
-    """Every kind's top-level shapes, request kinds first; computed once per spec."""
+    """Every kind's top-level shapes, request kinds first; computed once per spec (and remembered across processes:
+    Spec.derived)."""
     cached = spec._cache.get("detect_shapes")
     if cached is None:
-        out = []
-        for kind in sorted(spec.kinds.values(), key=lambda k: (not k.is_request, k.name)):
-            schema = spec.deref(spec.schema(kind.schema_name))
-            array = schema.get("type") == "array"
-            out.append(KindShapes(kind, array, tuple(dict.fromkeys(_shapes(spec, schema.get("items", {}) if array else schema)))))
-        cached = spec._cache["detect_shapes"] = tuple(out)
+        rows = spec.derived("detect-shapes", lambda: _shape_rows(spec), __file__)
+        cached = spec._cache["detect_shapes"] = tuple(
+            KindShapes(spec.kind(name), array, tuple(Shape(*shape) for shape in shapes)) for name, array, shapes in rows)
     return cached
+
+
+def _shape_rows(spec: Spec) -> tuple[tuple[str, bool, tuple[tuple[frozenset, frozenset, frozenset], ...]], ...]:
+    """(kind, array, the fields of each of its shapes) of every kind, in kind_shapes order."""
+    out = []
+    for kind in sorted(spec.kinds.values(), key=lambda k: (not k.is_request, k.name)):
+        schema = spec.deref(spec.schema(kind.schema_name))
+        array = schema.get("type") == "array"
+        shapes = dict.fromkeys(_shapes(spec, schema.get("items", {}) if array else schema))
+        out.append((kind.name, array, tuple(tuple(shape) for shape in shapes)))
+    return tuple(out)
 
 
 def _indexed_shapes(spec: Spec) -> tuple[dict, tuple]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-from .cache import MARSHAL_TAG, read_marshal, source_key, write_marshal
+from .cache import MARSHAL_TAG, code_key, read_marshal, source_key, write_marshal
 from .records import record
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -52,17 +52,23 @@ def _parse_yaml(text: bytes) -> dict:
 
 def read_spec_document(path: Path) -> dict:
     """Parse the YAML, going through the JSON cache when it holds this exact content."""
+    return _read_spec(path)[0]
+
+
+def _read_spec(path: Path) -> tuple[dict, str]:
+    """The document and the key of its content."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise SpecError(f"cannot read the spec {path}: {exc.strerror or exc}") from exc
-    name = f"spec-{source_key(data)}.{MARSHAL_TAG}.marshal"
+    key = source_key(data)
+    name = f"spec-{key}.{MARSHAL_TAG}.marshal"
     document = read_marshal(name)
     if isinstance(document, dict):
-        return document
+        return document, key
     document = _parse_yaml(data)
     write_marshal(name, document)  # best effort: a read-only home only costs the YAML parse next time
-    return document
+    return document, key
 
 
 class Parameter:
@@ -148,10 +154,26 @@ def as_tuple(value: Any) -> tuple:
 class Spec:
     """The parsed spec document and what is derived from it, computed once (``_cache``)."""
 
-    def __init__(self, document: dict, path: Path):
+    def __init__(self, document: dict, path: Path, key: str | None = None):
         self.document = document
         self.path = path
+        self.key = key  # of the content read (load_spec): what the derived values remembered across processes are of
         self._cache: dict = {}
+
+    def derived(self, name: str, compute: Callable[[], Any], *code_files: str) -> Any:
+        """``compute()``, a value derived from this spec alone (plain data: tuples, strings, numbers, booleans,
+        frozensets) by the code of ``code_files`` and of this module, remembered across processes under the spec's
+        content and that code's source: a command's start reads it instead of walking the spec again. A spec
+        made in memory (no ``key``), or an entry that cannot be read or is no tuple, is computed anew."""
+        code = code_key(__file__, *code_files) if self.key else None
+        if code is None:
+            return compute()
+        entry = f"{name}-{self.key}-{code}.{MARSHAL_TAG}.marshal"
+        value = read_marshal(entry)
+        if not isinstance(value, tuple):
+            value = compute()
+            write_marshal(entry, value)
+        return value
 
     # ---- raw access ----
     def resolve(self, ref: str) -> Any:
@@ -276,14 +298,14 @@ class Spec:
     @property
     def kinds(self) -> dict[str, Kind]:
         if "kinds" not in self._cache:
-            users = self._schema_users()
-            kinds = {}
-            for name, schema in self.schemas.items():
-                kind = schema.get("x-kind")
-                if kind:
-                    kinds[kind] = Kind(kind, schema["x-kind-direction"], name, tuple(users.get(name, ())))
-            self._cache["kinds"] = kinds
+            self._cache["kinds"] = {row[0]: Kind(*row) for row in self.derived("kinds", self._kind_rows)}
         return self._cache["kinds"]
+
+    def _kind_rows(self) -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
+        """(name, direction, schema name, operations) of every kind, in the order of the component schemas."""
+        users = self._schema_users()
+        return tuple((schema["x-kind"], schema["x-kind-direction"], name, tuple(users.get(name, ())))
+                     for name, schema in self.schemas.items() if schema.get("x-kind"))
 
     def kind(self, name: str) -> Kind:
         try:
@@ -330,7 +352,8 @@ class Spec:
 
 @functools.lru_cache(maxsize=4)
 def _load(path: str) -> Spec:
-    return Spec(read_spec_document(Path(path)), Path(path))
+    document, key = _read_spec(Path(path))
+    return Spec(document, Path(path), key)
 
 
 def load_spec(path: str | os.PathLike | None = None) -> Spec:

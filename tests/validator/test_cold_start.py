@@ -49,3 +49,31 @@ def test_the_program_freezes_at_its_end(tmp_path) -> None:
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert "valid" in run.stdout and "frozen True" in run.stderr
+
+
+def _program(tmp_path, *args, code=None):
+    command = ["-m", "validator"] if code is None else ["-c", code]
+    return subprocess.run([sys.executable, *command, "--today", "2026-07-01", *args], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+
+
+def test_the_program_ends_with_the_commands_output_and_exit_code(tmp_path) -> None:
+    valid = _program(tmp_path, str(_payload(tmp_path)))
+    assert valid.returncode == 0 and "1 input: 1 valid" in valid.stdout, valid.stderr
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"paymentIds": []}))
+    invalid = _program(tmp_path, str(broken))
+    assert invalid.returncode == 1 and "1 invalid" in invalid.stdout, invalid.stderr
+    missing = _program(tmp_path, str(tmp_path / "missing.json"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr and not missing.stdout
+
+
+def test_the_program_collects_again_after_its_imports_and_leaves_exit_functions_their_run(tmp_path) -> None:
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: print('at exit: collecting', gc.isenabled(), 'frozen', gc.get_freeze_count() > 0,"
+            " file=sys.stderr))\n"
+            "from validator.__main__ import run\n"
+            "run()\n")
+    run = _program(tmp_path, str(_payload(tmp_path)), code=code)
+    assert run.returncode == 0 and "1 input: 1 valid" in run.stdout
+    assert "at exit: collecting True frozen True" in run.stderr

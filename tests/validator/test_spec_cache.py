@@ -42,3 +42,44 @@ def test_an_unreadable_entry_costs_only_the_parse(fresh_cache, monkeypatch) -> N
     assert read_spec_document(default_spec_path()) == parsed  # parsed again, and the entry rewritten
     monkeypatch.setattr(spec_module, "_parse_yaml", lambda _data: pytest.fail("the rewritten entry was not used"))
     assert read_spec_document(default_spec_path()) == parsed
+
+
+def test_derived_values_are_remembered_per_spec_and_code(fresh_cache, tmp_path_factory) -> None:
+    spec = spec_module._load.__wrapped__(str(default_spec_path()))  # a Spec of its own, not the process's
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return ("kinds", frozenset({"a"}), (1, 2.5, True, None))
+
+    code = tmp_path_factory.mktemp("code") / "deriving.py"
+    code.write_text("x = 1\n")
+    first = spec.derived("sample", compute, str(code))
+    assert spec.derived("sample", compute, str(code)) == first and len(calls) == 1  # read, not computed
+    code.write_text("x = 2\n")  # the deriving code changed: never the old entry
+    assert spec.derived("sample", compute, str(code)) == first and len(calls) == 2
+    assert len(list(fresh_cache.glob("sample-*.marshal"))) == 2
+    for entry in fresh_cache.glob("sample-*.marshal"):
+        entry.write_bytes(b"\x00 not marshal data")
+    assert spec.derived("sample", compute, str(code)) == first and len(calls) == 3  # computed again, and rewritten
+    assert spec.derived("sample", compute, str(code)) == first and len(calls) == 3
+
+
+def test_a_spec_made_in_memory_computes_its_derived_values(fresh_cache) -> None:
+    spec = spec_module.Spec(read_spec_document(default_spec_path()), default_spec_path())
+    assert spec.derived("sample", lambda: (1,)) == (1,)
+    assert not list(fresh_cache.glob("sample-*"))
+
+
+def test_kinds_and_detection_shapes_from_the_cache_are_those_computed(fresh_cache, monkeypatch) -> None:
+    from validator import detect
+
+    computed = spec_module._load.__wrapped__(str(default_spec_path()))
+    kinds, shapes = computed.kinds, detect.kind_shapes(computed)
+    names = [p.name for p in fresh_cache.glob("*.marshal")]
+    assert any(n.startswith("kinds-") for n in names) and any(n.startswith("detect-shapes-") for n in names)
+    monkeypatch.setattr(spec_module.Spec, "_kind_rows", lambda _self: pytest.fail("the kinds were not read"))
+    monkeypatch.setattr(detect, "_shape_rows", lambda _spec: pytest.fail("the shapes were not read"))
+    remembered = spec_module._load.__wrapped__(str(default_spec_path()))
+    assert remembered.kinds == kinds and list(remembered.kinds) == list(kinds)
+    assert detect.kind_shapes(remembered) == shapes

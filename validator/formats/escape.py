@@ -28,9 +28,17 @@ escaping once).
 """
 from __future__ import annotations
 
-import html
+import functools
 import re
-import unicodedata
+
+# Nothing here is imported or compiled before it is needed: a text report of valid payloads only calls printable(),
+# whose fast path is str.isprintable(). At import, html (its table of entities), unicodedata and the patterns below
+# (their ranges of surrogates make large character sets) cost about a twentieth of a command's start.
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern:
+    return re.compile(pattern)  # kept here, never evicted from re's own cache by the patterns of a spec
 
 # Categories shown as escapes: controls, format characters, surrogates, private use, unassigned, line and
 # paragraph separators (str.isprintable() is False for each, which is the fast test below).
@@ -50,6 +58,8 @@ def printable(text: str) -> str:
     written as its escape (``\\x1b``, ``\\n``, ``\\u202e``)."""
     if text.isprintable():   # most texts: nothing to do, tested at C speed
         return text
+    import unicodedata
+
     return "".join(_escape(ch) if unicodedata.category(ch) in _UNPRINTABLE else ch for ch in text)
 
 
@@ -59,16 +69,18 @@ def printable_lines(text: str) -> str:
     return "\n".join(printable(line) for line in text.split("\n"))
 
 
-_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_XML_ILLEGAL = "[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]"
 
 
 def xml_text(text: str) -> str:
     """``text`` with every character XML 1.0 forbids replaced by a visible escape (``\\x00``, ``\\ud800``)."""
-    return _XML_ILLEGAL.sub(lambda m: _escape(m.group()), text)
+    return _compiled(_XML_ILLEGAL).sub(lambda m: _escape(m.group()), text)
 
 
 def html_text(value: object) -> str:
     """HTML text or attribute value: printable, then markup-free (``<>&"'`` as references)."""
+    import html
+
     return html.escape(printable(str(value)), quote=True)
 
 
@@ -77,21 +89,23 @@ def html_text(value: object) -> str:
 # can neither open nor close emphasis (CommonMark's flanking rules), so it stays as it is. Block constructs
 # (headings, lists, quotes) begin a line, and a cell or a line of ours never begins with the target's text. A
 # backslash escapes only ASCII punctuation (or what follows the text): "\\x1b" stays as it is.
-_MARKDOWN = re.compile(r"[`*\[\]|~]|\\(?=[!-/:-@\[-`{-~]|$)|(?<![^\W_])_|_(?![^\W_])")
+_MARKDOWN = r"[`*\[\]|~]|\\(?=[!-/:-@\[-`{-~]|$)|(?<![^\W_])_|_(?![^\W_])"
 
 
 def markdown_text(value: object) -> str:
     """A Markdown table cell or line: printable, no HTML, no Markdown syntax (each escaped with a backslash)."""
+    import html
+
     # quotes stay: they make no markup in text (never in an attribute here), and "target's" stays readable
-    return _MARKDOWN.sub(lambda m: "\\" + m.group(), html.escape(printable(str(value)), quote=False))
+    return _compiled(_MARKDOWN).sub(lambda m: "\\" + m.group(), html.escape(printable(str(value)), quote=False))
 
 
 # JSON escapes C0 itself; these it writes raw with ensure_ascii=False. Outside string literals JSON text is ASCII, so
 # every match sits inside a string, where ``\\uXXXX`` is the same character.
-_JSON_ESCAPED = re.compile("[\x7f-\x9f\ud800-\udfff\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
+_JSON_ESCAPED = "[\x7f-\x9f\ud800-\udfff\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
 
 
 def json_text(document_text: str) -> str:
     """A JSON document's text (``json.dumps(..., ensure_ascii=False)``) with the characters a terminal or an editor
     would act on written as ``\\uXXXX`` escapes: the same data."""
-    return _JSON_ESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", document_text)
+    return _compiled(_JSON_ESCAPED).sub(lambda m: f"\\u{ord(m.group()):04x}", document_text)
