@@ -217,6 +217,30 @@ def check_norwegian_bban(value: object) -> tuple[Problem, ...]:
     return (Problem(BBAN_CHECK_DIGIT, message, WARNING),)
 
 
+def bban_passes(value: str) -> bool:
+    """Whether :func:`check_norwegian_bban` finds nothing in the string ``value`` (11 digits, MOD11 check digit
+    right), answered without building problems: the compiled rule pass's test for bban-format and
+    bban-check-digit (validator/compiled.py), which call the rules only when it fails."""
+    return len(value) == 11 and value.isascii() and value.isdigit() and _bban_check(value.encode("ascii")) == value[10]
+
+
+def iban_passes(value: str) -> bool:
+    """Whether :func:`check_iban` finds nothing in the string ``value`` (neither error nor warning), answered
+    without building problems: the compiled rule pass's test for iban-invalid and iban-national-check. The common
+    IBAN, of a registry country whose BBAN is all digits and without a python-stdnum national rule, is decided
+    here; any other value by check_iban itself."""
+    entry = _REGISTRY.get(value[:2])  # filled by check_iban: a country not met yet is checked there first
+    if not (entry is not None and entry[1] is _ALL_DIGITS and len(value) == entry[0] and value.isascii()
+            and value[2:].isdigit()):
+        return not check_iban(value)
+    if value[2:4] in RESERVED_CHECK_DIGITS or _mod97(value) != 1:
+        return False
+    country = value[:2]
+    if country == "NO":
+        return _bban_check(value[4:].encode("ascii")) == value[14]  # as _national_problem reads it
+    return country not in _registry_table()["national"] or not check_iban(value)
+
+
 def _national_problem(iban: str) -> Problem | None:
     country = iban[:2]
     if country == "NO":
@@ -321,5 +345,5 @@ __all__ = [
     "IBAN_BBAN_FORMAT", "IBAN_RESERVED_CHECK_DIGITS", "IBAN_CHECKSUM",
     "IBAN_NATIONAL_CHECK_DIGIT", "BBAN_TYPE", "BBAN_FORMAT", "BBAN_CHECK_DIGIT",
     "RESERVED_CHECK_DIGITS", "check_iban", "is_valid_iban", "iban_length", "make_iban",
-    "check_norwegian_bban", "norwegian_bban_check_digit",
+    "check_norwegian_bban", "norwegian_bban_check_digit", "bban_passes", "iban_passes",
 ]

@@ -127,6 +127,18 @@ def check_kid(reference: object) -> tuple[Problem, ...]:
     )
 
 
+def kid_passes(reference: str, algorithms: tuple[str, ...]) -> bool:
+    """Whether ``reference`` is a KID of 2 to 25 characters, digits but for a final MOD11 '-', whose last
+    character is the check digit of one of ``algorithms`` ("mod10", "mod11") over the digits before it: the
+    compiled rule pass's test for kid-invalid (validator/compiled.py), which calls the rule only when it fails.
+    With both algorithms it is ``not check_kid(reference)``."""
+    payload = reference[:-1]
+    if not (MIN_LENGTH <= len(reference) <= MAX_LENGTH and _is_digits(payload)):
+        return False
+    last = reference[-1]
+    return ("mod10" in algorithms and _mod10(payload) == last) or ("mod11" in algorithms and _mod11(payload) == last)
+
+
 def is_valid_kid(reference: object) -> bool:
     return not check_kid(reference)
 
@@ -140,6 +152,7 @@ __all__ = [
     "MAX_LENGTH",
     "check_kid",
     "is_valid_kid",
+    "kid_passes",
     "kid_check_digit_mod10",
     "kid_check_digit_mod11",
 ]
