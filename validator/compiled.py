@@ -11,27 +11,27 @@ import re
 
 _ABSENT = object()
 
-_C0 = frozenset({'creditorAccount', 'creditorAddress', 'creditorName', 'debtorAccount', 'endToEndIdentification', 'instructedAmount', 'remittanceInformationUnstructured', 'requestedExecutionDate'})
-_C1 = frozenset({'amount', 'currency'})
+_C0 = frozenset({'creditorAccount', 'creditorAddress', 'creditorName', 'debtorAccount', 'endToEndIdentification', 'instructedAmount', 'remittanceInformationUnstructured', 'requestedExecutionDate'}).issuperset
+_C1 = frozenset({'amount', 'currency'}).issuperset
 _C2 = re.compile(r'([0-9]{1,13})(?:\.([0-9]{1,5}))?').fullmatch
-_C3 = frozenset({'currency', 'iban'})
-_C4 = frozenset({'buildingNumber', 'city', 'country', 'postalCode', 'street'})
-_C5 = frozenset({'debtorAccount', 'paymentInformationId', 'payments', 'requestedExecutionDate'})
-_C6 = frozenset({'creditorAccount', 'creditorAddress', 'creditorName', 'debtorName', 'endToEndIdentification', 'instructedAmount', 'purposeCode', 'remittanceInformationStructured', 'remittanceInformationStructuredArray', 'remittanceInformationUnstructured', 'ultimateDebtor'})
-_C7 = frozenset({'bban', 'currency'})
-_C8 = frozenset({'buildingNumber', 'city', 'country', 'postalCode', 'street', 'townName'})
-_C9 = frozenset({'reference', 'referenceIssuer', 'referenceType'})
-_C10 = frozenset({'paymentIds'})
-_C11 = frozenset({'creditorAccount', 'creditorAddress', 'creditorName', 'dayOfExecution', 'debtorAccount', 'debtorName', 'endDate', 'endToEndIdentification', 'executionRule', 'frequency', 'instructedAmount', 'monthsOfExecution', 'purposeCode', 'remittanceInformationStructured', 'remittanceInformationStructuredArray', 'remittanceInformationUnstructured', 'startDate', 'ultimateDebtor'})
-_C12 = frozenset({'at'})
-_C13 = frozenset({'customerNumber', 'name', 'type'})
-_C14 = frozenset({'accountName', 'balances', 'bban', 'cashAccountType', 'creditLine', 'currency', 'customerNumber', 'iban', 'product'})
-_C15 = frozenset({'balanceAmount', 'balanceType', 'lastChangeDateTime', 'lastCommittedTransaction', 'referenceDate'})
-_C16 = frozenset({'accountNumber', 'balances', 'cardId', 'creditLimit', 'currency', 'customerNumber', 'expiry', 'maskedPan', 'name', 'product', 'status'})
-_C17 = frozenset({'amount', 'bankTransactionCode', 'bookingDate', 'creditorAccount', 'creditorId', 'creditorName', 'currency', 'debtorAccount', 'debtorName', 'purposeCode', 'remittanceInformationUnstructured', 'ultimateCreditor', 'ultimateDebtor', 'valueDate'})
-_C18 = frozenset({'bban', 'iban'})
-_C19 = frozenset({'bookingDate', 'cardAcceptorAddress', 'cardAcceptorId', 'cardTransactionId', 'currencyExchange', 'invoiced', 'markupFee', 'markupFeePercentage', 'maskedPan', 'merchantCategoryCode', 'originalAmount', 'proprietaryBankTransactionCode', 'terminalId', 'transactionAmount', 'transactionDate', 'transactionDetails'})
-_C20 = frozenset({'exchangeRate', 'quotationDate', 'sourceCurrency', 'targetCurrency', 'unitCurrency'})
+_C3 = frozenset({'currency', 'iban'}).issuperset
+_C4 = frozenset({'buildingNumber', 'city', 'country', 'postalCode', 'street'}).issuperset
+_C5 = frozenset({'debtorAccount', 'paymentInformationId', 'payments', 'requestedExecutionDate'}).issuperset
+_C6 = frozenset({'creditorAccount', 'creditorAddress', 'creditorName', 'debtorName', 'endToEndIdentification', 'instructedAmount', 'purposeCode', 'remittanceInformationStructured', 'remittanceInformationStructuredArray', 'remittanceInformationUnstructured', 'ultimateDebtor'}).issuperset
+_C7 = frozenset({'bban', 'currency'}).issuperset
+_C8 = frozenset({'buildingNumber', 'city', 'country', 'postalCode', 'street', 'townName'}).issuperset
+_C9 = frozenset({'reference', 'referenceIssuer', 'referenceType'}).issuperset
+_C10 = frozenset({'paymentIds'}).issuperset
+_C11 = frozenset({'creditorAccount', 'creditorAddress', 'creditorName', 'dayOfExecution', 'debtorAccount', 'debtorName', 'endDate', 'endToEndIdentification', 'executionRule', 'frequency', 'instructedAmount', 'monthsOfExecution', 'purposeCode', 'remittanceInformationStructured', 'remittanceInformationStructuredArray', 'remittanceInformationUnstructured', 'startDate', 'ultimateDebtor'}).issuperset
+_C12 = frozenset({'at'}).issuperset
+_C13 = frozenset({'customerNumber', 'name', 'type'}).issuperset
+_C14 = frozenset({'accountName', 'balances', 'bban', 'cashAccountType', 'creditLine', 'currency', 'customerNumber', 'iban', 'product'}).issuperset
+_C15 = frozenset({'balanceAmount', 'balanceType', 'lastChangeDateTime', 'lastCommittedTransaction', 'referenceDate'}).issuperset
+_C16 = frozenset({'accountNumber', 'balances', 'cardId', 'creditLimit', 'currency', 'customerNumber', 'expiry', 'maskedPan', 'name', 'product', 'status'}).issuperset
+_C17 = frozenset({'amount', 'bankTransactionCode', 'bookingDate', 'creditorAccount', 'creditorId', 'creditorName', 'currency', 'debtorAccount', 'debtorName', 'purposeCode', 'remittanceInformationUnstructured', 'ultimateCreditor', 'ultimateDebtor', 'valueDate'}).issuperset
+_C18 = frozenset({'bban', 'iban'}).issuperset
+_C19 = frozenset({'bookingDate', 'cardAcceptorAddress', 'cardAcceptorId', 'cardTransactionId', 'currencyExchange', 'invoiced', 'markupFee', 'markupFeePercentage', 'maskedPan', 'merchantCategoryCode', 'originalAmount', 'proprietaryBankTransactionCode', 'terminalId', 'transactionAmount', 'transactionDate', 'transactionDetails'}).issuperset
+_C20 = frozenset({'exchangeRate', 'quotationDate', 'sourceCurrency', 'targetCurrency', 'unitCurrency'}).issuperset
 
 
 def _bind_0(calls, helpers):
@@ -51,7 +51,7 @@ def _bind_0(calls, helpers):
                 for _ in f10(v0, ctx, a10): return False
             if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))):
                 for _ in f11(v0, ctx, a11): return False
-            if not (v0.keys() <= _C0):
+            if not (_C0(v0)):
                 for _ in f16(v0, ctx, a16): return False
             if 'instructedAmount' in v0:
                 v1 = v0['instructedAmount']
@@ -61,7 +61,7 @@ def _bind_0(calls, helpers):
                         for _ in f1(v1, ctx, a1): return False
                     if not (_m1 is not None and _s1.strip('0.') != ''):
                         for _ in f2(v1, ctx, a2): return False
-                    if not (v1.keys() <= _C1):
+                    if not (_C1(v1)):
                         for _ in f15(v1, ctx, a15): return False
                     if 'amount' in v1:
                         v2 = v1['amount']
@@ -83,7 +83,7 @@ def _bind_0(calls, helpers):
             if 'creditorAccount' in v0:
                 v1 = v0['creditorAccount']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C3):
+                    if not (_C3(v1)):
                         for _ in f12(v1, ctx, a12): return False
                     if 'iban' in v1:
                         v2 = v1['iban']
@@ -99,7 +99,7 @@ def _bind_0(calls, helpers):
             if 'debtorAccount' in v0:
                 v1 = v0['debtorAccount']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C3):
+                    if not (_C3(v1)):
                         for _ in f14(v1, ctx, a14): return False
                     if 'iban' in v1:
                         v2 = v1['iban']
@@ -115,7 +115,7 @@ def _bind_0(calls, helpers):
             if 'creditorAddress' in v0:
                 v1 = v0['creditorAddress']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C4):
+                    if not (_C4(v1)):
                         for _ in f13(v1, ctx, a13): return False
                 else:
                     for _ in f13(v1, ctx, a13): return False
@@ -145,7 +145,7 @@ def _bind_1(calls, helpers):
         if type(v0) is dict:
             if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))):
                 for _ in f15(v0, ctx, a15): return False
-            if not (v0.keys() <= _C5):
+            if not (_C5(v0)):
                 for _ in f23(v0, ctx, a23): return False
             if 'payments' in v0:
                 v1 = v0['payments']
@@ -158,7 +158,7 @@ def _bind_1(calls, helpers):
                                 for _ in f9(v2, ctx, a9): return False
                             if not (('remittanceInformationStructured' not in v2 or 'remittanceInformationStructuredArray' not in v2) and ('remittanceInformationUnstructured' not in v2 or ('remittanceInformationStructured' not in v2 and 'remittanceInformationStructuredArray' not in v2))):
                                 for _ in f14(v2, ctx, a14): return False
-                            if not (v2.keys() <= _C6):
+                            if not (_C6(v2)):
                                 for _ in f17(v2, ctx, a17): return False
                             if 'instructedAmount' in v2:
                                 v3 = v2['instructedAmount']
@@ -168,7 +168,7 @@ def _bind_1(calls, helpers):
                                         for _ in f1(v3, ctx, a1): return False
                                     if not (_m3 is not None and _s3.strip('0.') != ''):
                                         for _ in f2(v3, ctx, a2): return False
-                                    if not (v3.keys() <= _C1):
+                                    if not (_C1(v3)):
                                         for _ in f20(v3, ctx, a20): return False
                                     if 'amount' in v3:
                                         v4 = v3['amount']
@@ -189,7 +189,7 @@ def _bind_1(calls, helpers):
                                     if not (type(_b := v3.get('bban')) is str and bban_passes(_b)):
                                         for _ in f5(v3, ctx, a5): return False
                                         for _ in f7(v3, ctx, a7): return False
-                                    if not (v3.keys() <= _C7):
+                                    if not (_C7(v3)):
                                         for _ in f18(v3, ctx, a18): return False
                                 else:
                                     for _ in f5(v3, ctx, a5): return False
@@ -200,7 +200,7 @@ def _bind_1(calls, helpers):
                                 if type(v3) is dict:
                                     if not ('city' not in v3):
                                         for _ in f10(v3, ctx, a10): return False
-                                    if not (v3.keys() <= _C8):
+                                    if not (_C8(v3)):
                                         for _ in f19(v3, ctx, a19): return False
                                 else:
                                     for _ in f10(v3, ctx, a10): return False
@@ -210,7 +210,7 @@ def _bind_1(calls, helpers):
                                 if type(v3) is dict:
                                     if not (v3.get('referenceType') not in _kid_types or (type(_r := v3.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
                                         for _ in f12(v3, ctx, a12): return False
-                                    if not (v3.keys() <= _C9):
+                                    if not (_C9(v3)):
                                         for _ in f21(v3, ctx, a21): return False
                                 else:
                                     for _ in f12(v3, ctx, a12): return False
@@ -222,7 +222,7 @@ def _bind_1(calls, helpers):
                                         if type(v4) is dict:
                                             if not (v4.get('referenceType') not in _kid_types or (type(_r := v4.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
                                                 for _ in f13(v4, ctx, a13): return False
-                                            if not (v4.keys() <= _C9):
+                                            if not (_C9(v4)):
                                                 for _ in f22(v4, ctx, a22): return False
                                         else:
                                             for _ in f13(v4, ctx, a13): return False
@@ -238,7 +238,7 @@ def _bind_1(calls, helpers):
                     if not (type(_b := v1.get('bban')) is str and bban_passes(_b)):
                         for _ in f4(v1, ctx, a4): return False
                         for _ in f6(v1, ctx, a6): return False
-                    if not (v1.keys() <= _C7):
+                    if not (_C7(v1)):
                         for _ in f16(v1, ctx, a16): return False
                 else:
                     for _ in f4(v1, ctx, a4): return False
@@ -265,7 +265,7 @@ def _bind_1(calls, helpers):
                 for _ in f9(v0, ctx, a9): return False
             if not (('remittanceInformationStructured' not in v0 or 'remittanceInformationStructuredArray' not in v0) and ('remittanceInformationUnstructured' not in v0 or ('remittanceInformationStructured' not in v0 and 'remittanceInformationStructuredArray' not in v0))):
                 for _ in f14(v0, ctx, a14): return False
-            if not (v0.keys() <= _C6):
+            if not (_C6(v0)):
                 for _ in f17(v0, ctx, a17): return False
             if 'instructedAmount' in v0:
                 v1 = v0['instructedAmount']
@@ -275,7 +275,7 @@ def _bind_1(calls, helpers):
                         for _ in f1(v1, ctx, a1): return False
                     if not (_m1 is not None and _s1.strip('0.') != ''):
                         for _ in f2(v1, ctx, a2): return False
-                    if not (v1.keys() <= _C1):
+                    if not (_C1(v1)):
                         for _ in f20(v1, ctx, a20): return False
                     if 'amount' in v1:
                         v2 = v1['amount']
@@ -296,7 +296,7 @@ def _bind_1(calls, helpers):
                     if not (type(_b := v1.get('bban')) is str and bban_passes(_b)):
                         for _ in f5(v1, ctx, a5): return False
                         for _ in f7(v1, ctx, a7): return False
-                    if not (v1.keys() <= _C7):
+                    if not (_C7(v1)):
                         for _ in f18(v1, ctx, a18): return False
                 else:
                     for _ in f5(v1, ctx, a5): return False
@@ -307,7 +307,7 @@ def _bind_1(calls, helpers):
                 if type(v1) is dict:
                     if not ('city' not in v1):
                         for _ in f10(v1, ctx, a10): return False
-                    if not (v1.keys() <= _C8):
+                    if not (_C8(v1)):
                         for _ in f19(v1, ctx, a19): return False
                 else:
                     for _ in f10(v1, ctx, a10): return False
@@ -317,7 +317,7 @@ def _bind_1(calls, helpers):
                 if type(v1) is dict:
                     if not (v1.get('referenceType') not in _kid_types or (type(_r := v1.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
                         for _ in f12(v1, ctx, a12): return False
-                    if not (v1.keys() <= _C9):
+                    if not (_C9(v1)):
                         for _ in f21(v1, ctx, a21): return False
                 else:
                     for _ in f12(v1, ctx, a12): return False
@@ -329,7 +329,7 @@ def _bind_1(calls, helpers):
                         if type(v2) is dict:
                             if not (v2.get('referenceType') not in _kid_types or (type(_r := v2.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
                                 for _ in f13(v2, ctx, a13): return False
-                            if not (v2.keys() <= _C9):
+                            if not (_C9(v2)):
                                 for _ in f22(v2, ctx, a22): return False
                         else:
                             for _ in f13(v2, ctx, a13): return False
@@ -347,7 +347,7 @@ def _bind_1(calls, helpers):
         if type(v0) is dict:
             if not (v0.get('referenceType') not in _kid_types or (type(_r := v0.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
                 for _ in f13(v0, ctx, a13): return False
-            if not (v0.keys() <= _C9):
+            if not (_C9(v0)):
                 for _ in f22(v0, ctx, a22): return False
         else:
             for _ in f13(v0, ctx, a13): return False
@@ -548,7 +548,7 @@ def _bind_7(calls, helpers):
         for _ in f1(v0, ctx, a1): return False
         for _ in f2(v0, ctx, a2): return False
         if type(v0) is dict:
-            if not (v0.keys() <= _C10):
+            if not (_C10(v0)):
                 for _ in f4(v0, ctx, a4): return False
             if 'paymentIds' in v0:
                 v1 = v0['paymentIds']
@@ -635,7 +635,7 @@ def _bind_13(calls, helpers):
                 for _ in f17(v0, ctx, a17): return False
             if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))):
                 for _ in f18(v0, ctx, a18): return False
-            if not (v0.keys() <= _C11):
+            if not (_C11(v0)):
                 for _ in f25(v0, ctx, a25): return False
             if 'instructedAmount' in v0:
                 v1 = v0['instructedAmount']
@@ -645,7 +645,7 @@ def _bind_13(calls, helpers):
                         for _ in f1(v1, ctx, a1): return False
                     if not (_m1 is not None and _s1.strip('0.') != ''):
                         for _ in f2(v1, ctx, a2): return False
-                    if not (v1.keys() <= _C1):
+                    if not (_C1(v1)):
                         for _ in f22(v1, ctx, a22): return False
                     if 'amount' in v1:
                         v2 = v1['amount']
@@ -666,7 +666,7 @@ def _bind_13(calls, helpers):
                     if not (type(_b := v1.get('bban')) is str and bban_passes(_b)):
                         for _ in f4(v1, ctx, a4): return False
                         for _ in f6(v1, ctx, a6): return False
-                    if not (v1.keys() <= _C7):
+                    if not (_C7(v1)):
                         for _ in f19(v1, ctx, a19): return False
                 else:
                     for _ in f4(v1, ctx, a4): return False
@@ -678,7 +678,7 @@ def _bind_13(calls, helpers):
                     if not (type(_b := v1.get('bban')) is str and bban_passes(_b)):
                         for _ in f5(v1, ctx, a5): return False
                         for _ in f7(v1, ctx, a7): return False
-                    if not (v1.keys() <= _C7):
+                    if not (_C7(v1)):
                         for _ in f21(v1, ctx, a21): return False
                 else:
                     for _ in f5(v1, ctx, a5): return False
@@ -689,7 +689,7 @@ def _bind_13(calls, helpers):
                 if type(v1) is dict:
                     if not ('city' not in v1):
                         for _ in f9(v1, ctx, a9): return False
-                    if not (v1.keys() <= _C8):
+                    if not (_C8(v1)):
                         for _ in f20(v1, ctx, a20): return False
                 else:
                     for _ in f9(v1, ctx, a9): return False
@@ -699,7 +699,7 @@ def _bind_13(calls, helpers):
                 if type(v1) is dict:
                     if not (v1.get('referenceType') not in _kid_types or (type(_r := v1.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
                         for _ in f11(v1, ctx, a11): return False
-                    if not (v1.keys() <= _C9):
+                    if not (_C9(v1)):
                         for _ in f23(v1, ctx, a23): return False
                 else:
                     for _ in f11(v1, ctx, a11): return False
@@ -711,7 +711,7 @@ def _bind_13(calls, helpers):
                         if type(v2) is dict:
                             if not (v2.get('referenceType') not in _kid_types or (type(_r := v2.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
                                 for _ in f12(v2, ctx, a12): return False
-                            if not (v2.keys() <= _C9):
+                            if not (_C9(v2)):
                                 for _ in f24(v2, ctx, a24): return False
                         else:
                             for _ in f12(v2, ctx, a12): return False
@@ -733,7 +733,7 @@ def _bind_13(calls, helpers):
         if type(v0) is dict:
             if not (v0.get('referenceType') not in _kid_types or (type(_r := v0.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
                 for _ in f12(v0, ctx, a12): return False
-            if not (v0.keys() <= _C9):
+            if not (_C9(v0)):
                 for _ in f24(v0, ctx, a24): return False
         else:
             for _ in f12(v0, ctx, a12): return False
@@ -773,7 +773,7 @@ def _bind_15(calls, helpers):
 
     def accept_0(v0, ctx):
         if type(v0) is dict:
-            if not (v0.keys() <= _C12):
+            if not (_C12(v0)):
                 for _ in f0(v0, ctx, a0): return False
         else:
             for _ in f0(v0, ctx, a0): return False
@@ -844,7 +844,7 @@ def _bind_22(calls, helpers):
 
     def accept_0(v0, ctx):
         if type(v0) is dict:
-            if not (v0.keys() <= _C13):
+            if not (_C13(v0)):
                 for _ in f0(v0, ctx, a0): return False
         else:
             for _ in f0(v0, ctx, a0): return False
@@ -860,7 +860,7 @@ def _bind_23(calls, helpers):
 
     def accept_0(v0, ctx):
         if type(v0) is dict:
-            if not (v0.keys() <= _C14):
+            if not (_C14(v0)):
                 for _ in f4(v0, ctx, a4): return False
             if 'iban' in v0:
                 v1 = v0['iban']
@@ -876,12 +876,12 @@ def _bind_23(calls, helpers):
                 if type(v1) is list:
                     for v2 in v1:
                         if type(v2) is dict:
-                            if not (v2.keys() <= _C15):
+                            if not (_C15(v2)):
                                 for _ in f2(v2, ctx, a2): return False
                             if 'balanceAmount' in v2:
                                 v3 = v2['balanceAmount']
                                 if type(v3) is dict:
-                                    if not (v3.keys() <= _C1):
+                                    if not (_C1(v3)):
                                         for _ in f3(v3, ctx, a3): return False
                                 else:
                                     for _ in f3(v3, ctx, a3): return False
@@ -893,12 +893,12 @@ def _bind_23(calls, helpers):
 
     def accept_1(v0, ctx):  # each item at ('balances', 0)
         if type(v0) is dict:
-            if not (v0.keys() <= _C15):
+            if not (_C15(v0)):
                 for _ in f2(v0, ctx, a2): return False
             if 'balanceAmount' in v0:
                 v1 = v0['balanceAmount']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C1):
+                    if not (_C1(v1)):
                         for _ in f3(v1, ctx, a3): return False
                 else:
                     for _ in f3(v1, ctx, a3): return False
@@ -936,19 +936,19 @@ def _bind_25(calls, helpers):
 
     def accept_0(v0, ctx):
         if type(v0) is dict:
-            if not (v0.keys() <= _C16):
+            if not (_C16(v0)):
                 for _ in f3(v0, ctx, a3): return False
             if 'balances' in v0:
                 v1 = v0['balances']
                 if type(v1) is list:
                     for v2 in v1:
                         if type(v2) is dict:
-                            if not (v2.keys() <= _C15):
+                            if not (_C15(v2)):
                                 for _ in f0(v2, ctx, a0): return False
                             if 'balanceAmount' in v2:
                                 v3 = v2['balanceAmount']
                                 if type(v3) is dict:
-                                    if not (v3.keys() <= _C1):
+                                    if not (_C1(v3)):
                                         for _ in f1(v3, ctx, a1): return False
                                 else:
                                     for _ in f1(v3, ctx, a1): return False
@@ -957,7 +957,7 @@ def _bind_25(calls, helpers):
             if 'creditLimit' in v0:
                 v1 = v0['creditLimit']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C1):
+                    if not (_C1(v1)):
                         for _ in f2(v1, ctx, a2): return False
                 else:
                     for _ in f2(v1, ctx, a2): return False
@@ -967,12 +967,12 @@ def _bind_25(calls, helpers):
 
     def accept_1(v0, ctx):  # each item at ('balances', 0)
         if type(v0) is dict:
-            if not (v0.keys() <= _C15):
+            if not (_C15(v0)):
                 for _ in f0(v0, ctx, a0): return False
             if 'balanceAmount' in v0:
                 v1 = v0['balanceAmount']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C1):
+                    if not (_C1(v1)):
                         for _ in f1(v1, ctx, a1): return False
                 else:
                     for _ in f1(v1, ctx, a1): return False
@@ -1010,19 +1010,19 @@ def _bind_28(calls, helpers):
             for v1 in v0:
                 for _ in f0(v1, ctx, a0): return False
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C17):
+                    if not (_C17(v1)):
                         for _ in f3(v1, ctx, a3): return False
                     if 'creditorAccount' in v1:
                         v2 = v1['creditorAccount']
                         if type(v2) is dict:
-                            if not (v2.keys() <= _C18):
+                            if not (_C18(v2)):
                                 for _ in f1(v2, ctx, a1): return False
                         else:
                             for _ in f1(v2, ctx, a1): return False
                     if 'debtorAccount' in v1:
                         v2 = v1['debtorAccount']
                         if type(v2) is dict:
-                            if not (v2.keys() <= _C18):
+                            if not (_C18(v2)):
                                 for _ in f2(v2, ctx, a2): return False
                         else:
                             for _ in f2(v2, ctx, a2): return False
@@ -1033,19 +1033,19 @@ def _bind_28(calls, helpers):
     def accept_1(v0, ctx):  # each item at (0,)
         for _ in f0(v0, ctx, a0): return False
         if type(v0) is dict:
-            if not (v0.keys() <= _C17):
+            if not (_C17(v0)):
                 for _ in f3(v0, ctx, a3): return False
             if 'creditorAccount' in v0:
                 v1 = v0['creditorAccount']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C18):
+                    if not (_C18(v1)):
                         for _ in f1(v1, ctx, a1): return False
                 else:
                     for _ in f1(v1, ctx, a1): return False
             if 'debtorAccount' in v0:
                 v1 = v0['debtorAccount']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C18):
+                    if not (_C18(v1)):
                         for _ in f2(v1, ctx, a2): return False
                 else:
                     for _ in f2(v1, ctx, a2): return False
@@ -1065,40 +1065,40 @@ def _bind_29(calls, helpers):
             for v1 in v0:
                 for _ in f0(v1, ctx, a0): return False
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C19):
+                    if not (_C19(v1)):
                         for _ in f6(v1, ctx, a6): return False
                     if 'cardAcceptorAddress' in v1:
                         v2 = v1['cardAcceptorAddress']
                         if type(v2) is dict:
-                            if not (v2.keys() <= _C4):
+                            if not (_C4(v2)):
                                 for _ in f1(v2, ctx, a1): return False
                         else:
                             for _ in f1(v2, ctx, a1): return False
                     if 'currencyExchange' in v1:
                         v2 = v1['currencyExchange']
                         if type(v2) is dict:
-                            if not (v2.keys() <= _C20):
+                            if not (_C20(v2)):
                                 for _ in f2(v2, ctx, a2): return False
                         else:
                             for _ in f2(v2, ctx, a2): return False
                     if 'markupFee' in v1:
                         v2 = v1['markupFee']
                         if type(v2) is dict:
-                            if not (v2.keys() <= _C1):
+                            if not (_C1(v2)):
                                 for _ in f3(v2, ctx, a3): return False
                         else:
                             for _ in f3(v2, ctx, a3): return False
                     if 'originalAmount' in v1:
                         v2 = v1['originalAmount']
                         if type(v2) is dict:
-                            if not (v2.keys() <= _C1):
+                            if not (_C1(v2)):
                                 for _ in f4(v2, ctx, a4): return False
                         else:
                             for _ in f4(v2, ctx, a4): return False
                     if 'transactionAmount' in v1:
                         v2 = v1['transactionAmount']
                         if type(v2) is dict:
-                            if not (v2.keys() <= _C1):
+                            if not (_C1(v2)):
                                 for _ in f5(v2, ctx, a5): return False
                         else:
                             for _ in f5(v2, ctx, a5): return False
@@ -1109,40 +1109,40 @@ def _bind_29(calls, helpers):
     def accept_1(v0, ctx):  # each item at (0,)
         for _ in f0(v0, ctx, a0): return False
         if type(v0) is dict:
-            if not (v0.keys() <= _C19):
+            if not (_C19(v0)):
                 for _ in f6(v0, ctx, a6): return False
             if 'cardAcceptorAddress' in v0:
                 v1 = v0['cardAcceptorAddress']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C4):
+                    if not (_C4(v1)):
                         for _ in f1(v1, ctx, a1): return False
                 else:
                     for _ in f1(v1, ctx, a1): return False
             if 'currencyExchange' in v0:
                 v1 = v0['currencyExchange']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C20):
+                    if not (_C20(v1)):
                         for _ in f2(v1, ctx, a2): return False
                 else:
                     for _ in f2(v1, ctx, a2): return False
             if 'markupFee' in v0:
                 v1 = v0['markupFee']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C1):
+                    if not (_C1(v1)):
                         for _ in f3(v1, ctx, a3): return False
                 else:
                     for _ in f3(v1, ctx, a3): return False
             if 'originalAmount' in v0:
                 v1 = v0['originalAmount']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C1):
+                    if not (_C1(v1)):
                         for _ in f4(v1, ctx, a4): return False
                 else:
                     for _ in f4(v1, ctx, a4): return False
             if 'transactionAmount' in v0:
                 v1 = v0['transactionAmount']
                 if type(v1) is dict:
-                    if not (v1.keys() <= _C1):
+                    if not (_C1(v1)):
                         for _ in f5(v1, ctx, a5): return False
                 else:
                     for _ in f5(v1, ctx, a5): return False
