@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import rules as rules_pkg
+from .checks.accounts import bban_passes, iban_passes
+from .checks.kid import kid_passes
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, parse_instant, today_in_oslo
 from .detect import Detection, detect_kind, kind_by_keys
 from .findings import ERROR, WARNING, Finding, Report, escape_pointer_token
@@ -19,6 +21,7 @@ from .jsonload import (JSONL_SUFFIXES, ArrayStream, Loaded, Unstreamable, check_
                        streamable_text)
 from .locate import KindLayout, ObjectShape, Visit, build_layout, compile_visit, encode_pattern
 from .records import record
+from .rules.dates import as_date
 from .schema import SchemaIssue, StreamPlan, checker_for, stream_plan
 from .spec import Kind, Spec, load_spec
 
@@ -217,6 +220,12 @@ class _StreamPass:
         # (first, first of the rules', end) indices in the findings of each entry with findings: schema issues come
         # before every rule's findings in a whole document's check, the top level's rules before the entries'
         self.spans: list[tuple[int, int, int]] = []
+
+
+# The value tests of the rules' checks that the compiled rule passes call (tools/compile_spec.py writes them in where
+# a rule finds nothing when its test passes); handed to them when they are bound: validator/compiled.py, generated
+# below every other module, imports none.
+COMPILED_HELPERS = {"bban_passes": bban_passes, "iban_passes": iban_passes, "kid_passes": kid_passes, "as_date": as_date}
 
 
 def _finds_nothing(_value: Any, _ctx: RuleContext, _at: Location) -> tuple:
@@ -596,7 +605,7 @@ class PayloadValidator:
                 sites[(rule.id, encode_pattern(pattern), target)] = (check, Location(plan.layout.objects.get(pattern), target))
         if generated is None or len(generated[0]) != len(sites) or not sites.keys() >= set(generated[0]):
             return None
-        return generated[1]([part for site in generated[0] for part in sites[site]])
+        return generated[1]([part for site in generated[0] for part in sites[site]], COMPILED_HELPERS)
 
     def _visit_for(self, kind: Kind) -> Visit:
         """The kind's compiled visit without the rules this validator's profile switched off: each

@@ -51,6 +51,7 @@ _ALL_DIGITS = re.compile(r"[0-9]+")  # marker: the BBAN is all digits
 # Letters as ISO 7064 digits: A=10 ... Z=35.
 _LETTER_VALUE = {chr(c): str(c - 55) for c in range(ord("A"), ord("Z") + 1)}
 _TO_DIGITS = str.maketrans(_LETTER_VALUE)
+_LETTER_BYTES = {letter: value.encode() for letter, value in _LETTER_VALUE.items()}  # "N" -> b"23"
 
 # Registry cache: country code -> (IBAN length, compiled BBAN pattern, country name),
 # or None for a code the registry does not have.
@@ -169,11 +170,8 @@ def norwegian_bban_check_digit(first10: str) -> str | None:
 
 
 def _bban_check(d: bytes) -> str | None:
-    # weights 5 4 3 2 7 6 5 4 3 2; 48 * 41 removes the ASCII offset of '0'.
-    total = (
-        5 * d[0] + 4 * d[1] + 3 * d[2] + 2 * d[3] + 7 * d[4]
-        + 6 * d[5] + 5 * d[6] + 4 * d[7] + 3 * d[8] + 2 * d[9] - 1968
-    )
+    # weights 5 4 3 2 7 6 5 4 3 2 (digits of one weight added first); 48 * 41 removes the ASCII offset of '0'.
+    total = 5 * (d[0] + d[6]) + 4 * (d[1] + d[7]) + 3 * (d[2] + d[8]) + 2 * (d[3] + d[9]) + 7 * d[4] + 6 * d[5] - 1968
     r = total % 11
     if r == 0:
         return "0"
@@ -215,6 +213,37 @@ def check_norwegian_bban(value: object) -> tuple[Problem, ...]:
     if message is None:
         return OK
     return (Problem(BBAN_CHECK_DIGIT, message, WARNING),)
+
+
+def bban_passes(value: str) -> bool:
+    """Whether :func:`check_norwegian_bban` finds nothing in the string ``value`` (11 digits, MOD11 check digit
+    right), answered without building problems: the compiled rule pass's test for bban-format and
+    bban-check-digit (validator/compiled.py), which call the rules only when it fails."""
+    if len(value) != 11 or not value.isascii():
+        return False
+    digits = value.encode()  # bytes.isdigit is cheaper per character than str.isdigit
+    return digits.isdigit() and _bban_check(digits) == value[10]
+
+
+def iban_passes(value: str) -> bool:
+    """Whether :func:`check_iban` finds nothing in the string ``value`` (neither error nor warning), answered
+    without building problems: the compiled rule pass's test for iban-invalid and iban-national-check. The common
+    IBAN, of a registry country whose BBAN is all digits and without a python-stdnum national rule, is decided
+    here; any other value by check_iban itself."""
+    entry = _REGISTRY.get(value[:2])  # filled by check_iban: a country not met yet is checked there first
+    if not (entry is not None and entry[1] is _ALL_DIGITS and len(value) == entry[0] and value.isascii()):
+        return not check_iban(value)
+    digits = value.encode()
+    if not digits[2:].isdigit():
+        return not check_iban(value)
+    # mod-97 of the account part, the country's letters as digits and the check digits (int reads bytes directly).
+    number = int(digits[4:] + _LETTER_BYTES[value[0]] + _LETTER_BYTES[value[1]] + digits[2:4])
+    if number % 97 != 1 or value[2:4] in RESERVED_CHECK_DIGITS:
+        return False
+    country = value[:2]
+    if country == "NO":
+        return _bban_check(digits[4:]) == value[14]  # as _national_problem reads it
+    return country not in _registry_table()["national"] or not check_iban(value)
 
 
 def _national_problem(iban: str) -> Problem | None:
@@ -321,5 +350,5 @@ __all__ = [
     "IBAN_BBAN_FORMAT", "IBAN_RESERVED_CHECK_DIGITS", "IBAN_CHECKSUM",
     "IBAN_NATIONAL_CHECK_DIGIT", "BBAN_TYPE", "BBAN_FORMAT", "BBAN_CHECK_DIGIT",
     "RESERVED_CHECK_DIGITS", "check_iban", "is_valid_iban", "iban_length", "make_iban",
-    "check_norwegian_bban", "norwegian_bban_check_digit",
+    "check_norwegian_bban", "norwegian_bban_check_digit", "bban_passes", "iban_passes",
 ]
