@@ -34,6 +34,7 @@ uses a pure-Python tokenizer that runs only when there is something to locate.
 from __future__ import annotations
 
 import functools
+import gc
 import io
 import json
 import re
@@ -424,6 +425,17 @@ def _int_or_infinity(token: str) -> int | float:
 
 
 def _load(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) -> Loaded:
+    """The fast path when it proves the input holds nothing to report, else the exact path (which words it)."""
+    if len(data) <= max_bytes and _FAST:
+        loaded = _load_fast(data, max_depth, text)
+        if loaded is not None:
+            return loaded
+    return _load_exact(data, max_bytes, max_depth, text)
+
+
+def _load_exact(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) -> Loaded:
+    """Every check in turn, the hooks counting repeated keys and bad numbers: the path that words and places
+    problems (and the reference the fast path is tested against)."""
     problems: list[LoadProblem] = []
     readable = _readable(data, max_bytes, max_depth, problems, text)
     if readable is None:
@@ -525,6 +537,131 @@ def _surrogate_problem(pointer: str, text: str, what: str) -> LoadProblem:
         f"the {what} holds a lone UTF-16 surrogate \\u{code:04x}, which no UTF-8 text can carry (RFC 8259 section 8.2)",
         None, None, pointer,
     )
+
+
+# --------------------------------------------------------------------------- the fast path
+#
+# A valid document is decoded by the C scanner with no hook on objects (dicts built in C), and the exact path's
+# checks are shown moot by arguments that cost C-speed passes only:
+# - empty input, a byte order mark, UTF-16/32, NUL bytes, the binary signatures and control characters other than
+#   DEL cannot be part of a text the strict scanner accepts whole (DEL can: it is looked for in the first 1,024
+#   bytes, where the binary sniffing counts control characters);
+# - a non-finite number makes a number hook raise, an integer too long to convert makes the scanner raise;
+# - repeated keys: a dict keeps one entry per distinct key, so the decoded containers hold as many children as the
+#   text's containers (members and items) exactly when no object repeats a key, and fewer otherwise. The
+#   decoded count is summed level by level by ``gc.get_referents`` (a dict's values, a list's items; JSON's
+#   scalars are not containers and are skipped). The text's count is at most its commas plus its opening
+#   brackets outside strings (a non-empty container has one child more than commas), so when the decoded
+#   count reaches that bound, nothing was lost to a repeated key. The bound is first taken over the whole
+#   text (one ``translate``: exact when no string holds a comma or an opening bracket), then outside strings;
+# - nesting: the levels that hold children are as many as the depth, or one fewer (empty containers at the
+#   bottom), so fewer levels than the limit prove it kept.
+# Anything the fast path cannot prove (or any exception) goes to the exact path, which decides and words it.
+# One character is looked for in the text (``in`` on ``str``), not in the bytes: ``needle in data`` first tries
+# the needle as an integer and fails inside, a formatted TypeError that costs more than searching a short line.
+
+
+class _Unsure(Exception):
+    """A number the fast path leaves to the exact path (non-finite, or out of the double's range)."""
+
+
+def _finite_float(token: str) -> float:
+    number = float(token)
+    if number - number != 0.0:  # inf - inf is nan; nan != 0.0
+        raise _Unsure(token)
+    return number
+
+
+def _no_constant(token: str) -> float:
+    raise _Unsure(token)
+
+
+# Its hooks keep no state, so one scanner serves every thread (the C scanner's key memo only shares key strings).
+_FAST_SCAN = json.JSONDecoder(parse_float=_finite_float, parse_constant=_no_constant).scan_once
+_referents = gc.get_referents
+# Kept: commas and opening brackets (the bound over the whole text).
+_DELETE_BUT_SEPARATORS = bytes(c for c in range(256) if c not in b",[{")
+# Kept: quotes, colons (so that two quotes next to each other always close and open one string), commas and
+# brackets (the bound outside strings).
+_DELETE_BUT_STRUCTURE = bytes(c for c in range(256) if c not in b'":,[]{}')
+
+
+def _referents_count_values() -> bool:
+    """Whether ``gc.get_referents`` gives a decoded dict's values and a list's items, and skips scalars (as
+    CPython does); where it does not, the fast path is not used."""
+    probe = json.loads('{"a": "x", "b": [1, {"c": null}], "d": 1.5}')
+    return len(_referents(probe)) == 3 and len(_referents(*_referents(probe))) == 2
+
+
+_FAST = _referents_count_values()
+
+
+def _children_outside_strings(data: bytes) -> tuple[int, bool]:
+    """The commas and opening brackets outside the strings of ``data`` (valid JSON) less its empty objects, and
+    whether an array may be empty (an empty array and one of one number or literal look the same here)."""
+    if data.find(b'\\"') >= 0:  # escaped quotes (or a string ending in an escaped backslash): set aside first
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    seq = data.translate(None, _DELETE_BUT_STRUCTURE)
+    if seq.find(b'"') >= 0:
+        # Two quotes side by side are one string without structure in it (between two strings there is always a
+        # colon or comma); each string becomes one "s", so an empty object is exactly "{}".
+        seq = seq.replace(b'""', b"s")
+        if seq.find(b'"') >= 0:
+            seq = b"s".join(seq.split(b'"')[0::2])
+    return seq.count(b",") + seq.count(b"[") + seq.count(b"{") - seq.count(b"{}"), seq.find(b"[]") >= 0
+
+
+def _empty_lists(value: Any) -> int:
+    empty = 0
+    level = [value]
+    while level:
+        empty += level.count(_NO_ITEMS)  # == compares a list's length first; nothing else equals []
+        level = _referents(*level)
+    return empty
+
+
+_NO_ITEMS: list = []
+
+
+def _no_key_repeated(data: bytes, text: str, value: Any, children: int) -> bool:
+    """Whether no object of ``data`` (valid JSON, decoded as ``value`` whose containers hold ``children``
+    values in all) repeats a key: the decoded count reaches a bound of the text's count (module comment above)."""
+    if "[" not in text:  # no array: every child is a member, and every member has its colon
+        if children == data.count(b":"):
+            return True
+    elif children == len(data.translate(None, _DELETE_BUT_SEPARATORS)):
+        return True
+    bound, maybe_empty = _children_outside_strings(data)
+    return children == bound or (maybe_empty and children == bound - _empty_lists(value))
+
+
+def _load_fast(data: bytes, max_depth: int, text: str | None) -> Loaded | None:
+    """The loaded document when it holds nothing to report but (possibly) lone surrogates; None when the exact
+    path must decide."""
+    try:
+        if text is None:
+            text = data.decode()
+        start = 0 if text[:1] not in _WS_CHARS else _WS.match(text).end()  # text[:1] is "" for no text
+        value, end = _FAST_SCAN(text, start)
+    except Exception:  # no value, a syntax error, a bad number, nesting beyond the interpreter's: the exact path's
+        return None
+    if end != len(text) and text[end:].strip(_WS_CHARS):
+        return None
+    if "\x7f" in text[:1024]:  # DEL in the part the binary sniffing counts (its first 1,024 bytes, or more)
+        return None
+    level = [value]
+    children = levels = 0
+    while True:
+        level = _referents(*level)
+        if not level:
+            break
+        children += len(level)
+        levels += 1
+    if levels >= max_depth or (children and not _no_key_repeated(data, text, value, children)):
+        return None
+    if value is not None and "\\" in text and _SURROGATE_ESCAPE.search(data):
+        return Loaded(value, _lone_surrogates(value))
+    return Loaded(value)
 
 
 # --------------------------------------------------------------------------- one long array at a time
