@@ -623,16 +623,32 @@ def _empty_lists(value: Any) -> int:
 _NO_ITEMS: list = []
 
 
-def _no_key_repeated(data: bytes, text: str, value: Any, children: int) -> bool:
-    """Whether no object of ``data`` (valid JSON, decoded as ``value`` whose containers hold ``children``
-    values in all) repeats a key: the decoded count reaches a bound of the text's count (module comment above)."""
+def _children(value: Any) -> int:
+    """The values ``value``'s containers hold, all levels down."""
+    children = 0
+    level = [value]
+    while level := _referents(*level):
+        children += len(level)
+    return children
+
+
+_UNSEEN = object()
+
+
+def _no_key_repeated(data: bytes, text: str, children: int, value: Any = _UNSEEN, empty_lists: int = 0) -> bool:
+    """Whether no object of ``data`` (valid JSON, its text ``text``, decoded as ``value`` whose containers hold
+    ``children`` values in all) repeats a key: the decoded count reaches a bound of the text's count (module
+    comment above). Without ``value``, ``empty_lists`` is taken for the decoded empty arrays (fewer is safe: the
+    answer is then False where it could have been True)."""
     if "[" not in text:  # no array: every child is a member, and every member has its colon
         if children == data.count(b":"):
             return True
     elif children == len(data.translate(None, _DELETE_BUT_SEPARATORS)):
         return True
     bound, maybe_empty = _children_outside_strings(data)
-    return children == bound or (maybe_empty and children == bound - _empty_lists(value))
+    if not maybe_empty:
+        return children == bound
+    return children == bound - (_empty_lists(value) if value is not _UNSEEN else empty_lists)
 
 
 def _load_fast(data: bytes, max_depth: int, text: str | None) -> Loaded | None:
@@ -657,7 +673,7 @@ def _load_fast(data: bytes, max_depth: int, text: str | None) -> Loaded | None:
             break
         children += len(level)
         levels += 1
-    if levels >= max_depth or (children and not _no_key_repeated(data, text, value, children)):
+    if levels >= max_depth or (children and not _no_key_repeated(data, text, children, value)):
         return None
     if value is not None and "\\" in text and _SURROGATE_ESCAPE.search(data):
         return Loaded(value, _lone_surrogates(value))
@@ -688,18 +704,27 @@ _SURROGATE_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
 class ArrayStream:
     """A top-level JSON object one of whose members (the first with a name in ``keys``) is a long array: the other
     members are decoded whole, the array's entries one at a time (:meth:`entries`, as often as needed), so the
-    array is never held. Decoding is the loader's (the same hooks): wherever the loader would report a problem
-    or the text is not such an object, :class:`Unstreamable` is raised.
+    array is never held. Decoding is the loader's fast path's (its scanner, its count of the values held, checked
+    against the text's by :meth:`read_tail`): wherever the loader would report a problem, or the fast path cannot
+    prove it would not, or the text is not such an object, :class:`Unstreamable` is raised.
 
     ``head`` holds the members before the array, ``tail`` (after :meth:`read_tail`) those after it."""
 
-    def __init__(self, text: str, keys: frozenset[str]):
+    def __init__(self, text: str, keys: frozenset[str], data: bytes | None = None):
+        """``data``: the bytes ``text`` was decoded from, when the caller holds them (else encoded again at the end)."""
         self.text = text
+        self._data = data
         self.key: str | None = None
         self.head: dict[str, Any] = {}
         self.tail: dict[str, Any] = {}
         self.length: int | None = None  # entries, once read to the end
-        self._counting = _Counting()
+        if not _FAST:
+            raise Unstreamable("counting the decoded values needs gc.get_referents as CPython has it")
+        # The values the decoded containers hold (the fast path's count), for the check of repeated keys at the end.
+        self._values_held = self._entries_held = 0
+        # Empty arrays, counted where the text may hold one (as "[]"; one written "[ ]" makes the count undecided).
+        self._maybe_empty = "[]" in text
+        self._empty_lists = self._entries_empty = 0
         # Escaped surrogates: each value is searched for a lone one (which the loader reports), as rarely as that.
         self._surrogates = _SURROGATE_ESCAPE_TEXT.search(text) is not None
         self._start = self._end = -1  # where the array's '[' is, and after its ']'
@@ -710,13 +735,13 @@ class ArrayStream:
         return _WS.match(self.text, i).end()
 
     def _value(self, i: int) -> tuple[Any, int]:
-        counting = self._counting
         try:
-            value, end = counting.decoder.raw_decode(self.text, i)
-        except (ValueError, RecursionError) as exc:  # syntax, integers too long to convert, nesting
-            raise Unstreamable(str(exc)) from None
-        if counting.duplicates or counting.non_finite:
-            raise Unstreamable("a repeated key or a non-finite number")
+            value, end = _FAST_SCAN(self.text, i)
+        except (StopIteration, ValueError, RecursionError, _Unsure) as exc:  # syntax, bad numbers, nesting
+            raise Unstreamable(repr(exc)[:200]) from None
+        self._values_held += _children(value)
+        if self._maybe_empty:
+            self._empty_lists += _empty_lists(value)
         if self._surrogates and _lone_surrogates(value):
             raise Unstreamable("a lone surrogate")
         return value, end
@@ -768,18 +793,20 @@ class ArrayStream:
 
     def entries(self) -> Iterator[Any]:
         """The array's entries in order, each decoded when asked for."""
-        text, counting = self.text, self._counting
-        scan, skip = counting.decoder.scan_once, _WS.match
+        text, scan, skip, children = self.text, _FAST_SCAN, _WS.match, _children
         i = self._ws(self._start + 1)
-        count = 0
+        count = held = empty = 0
+        maybe_empty = self._maybe_empty
         if not text.startswith("]", i):
             while True:
+                start = i
                 try:  # the decoder's scanner itself: raw_decode's wrapper costs a call per entry
                     entry, i = scan(text, i)
-                except (StopIteration, ValueError, RecursionError) as exc:  # syntax, integers too long, nesting
+                except (StopIteration, ValueError, RecursionError, _Unsure) as exc:  # syntax, bad numbers, nesting
                     raise Unstreamable(f"no value at {i}: {exc!r}"[:200]) from None
-                if counting.duplicates or counting.non_finite:
-                    raise Unstreamable("a repeated key or a non-finite number")
+                held += children(entry)
+                if maybe_empty and text.find("[]", start, i) >= 0:
+                    empty += _empty_lists(entry)
                 if self._surrogates and _lone_surrogates(entry):
                     raise Unstreamable("a lone surrogate")
                 count += 1
@@ -797,7 +824,7 @@ class ArrayStream:
                     break
                 else:
                     raise Unstreamable("expected ',' or ']'")
-        self._end, self.length = i + 1, count
+        self._end, self.length, self._entries_held, self._entries_empty = i + 1, count, held, empty
 
     def read_tail(self) -> None:
         """The members after the array (the entries must have been read to the end) and the end of the text."""
@@ -810,6 +837,13 @@ class ArrayStream:
             i = self._next_member(i)
         if self._ws(self._end_of_object) != len(self.text):
             raise Unstreamable("extra data after the object")
+        # No key repeated inside a value (the top level's names are compared above): the fast path's count, over
+        # the whole text, with the top level's members and the array's entries.
+        held = len(self.head) + 1 + len(self.tail) + self.length + self._values_held + self._entries_held
+        empty = self._empty_lists + self._entries_empty + (self.length == 0)
+        data, self._data = self._data if self._data is not None else self.text.encode(), None
+        if not _no_key_repeated(data, self.text, held, empty_lists=empty):
+            raise Unstreamable("a key may be repeated (or an array is empty)")
 
 
 def load_json_bytes(
