@@ -449,7 +449,7 @@ def _load_exact(data: bytes, max_bytes: int, max_depth: int, text: str | None = 
 
 
 def _readable(
-    data: bytes, max_bytes: int, max_depth: int, problems: list[LoadProblem], text: str | None
+    data: bytes, max_bytes: int, max_depth: int, problems: list[LoadProblem], text: str | None, depth: bool = True
 ) -> tuple[bytes, str] | None:
     """The checks before parsing (size, emptiness, encoding, binary content, depth), appending their problems:
     the bytes and text to parse, or None when the problems found are the whole answer."""
@@ -498,9 +498,11 @@ def _readable(
             ))
             return None
     # Each level of nesting opens a bracket: with no more brackets in all than the limit, it cannot be too deep.
-    depth = _structure_depth(data, max_depth) if data.count(b"[") + data.count(b"{") > max_depth else 0
-    if depth > max_depth:
-        problems.append(_too_deep(max_depth, depth))
+    if not depth:  # the caller counts it (ArrayStream)
+        return data, text
+    nesting = _structure_depth(data, max_depth) if data.count(b"[") + data.count(b"{") > max_depth else 0
+    if nesting > max_depth:
+        problems.append(_too_deep(max_depth, nesting))
         return None
     return data, text
 
@@ -581,6 +583,7 @@ _FAST_SCAN = json.JSONDecoder(parse_float=_finite_float, parse_constant=_no_cons
 _referents = gc.get_referents
 # Kept: commas and opening brackets (the bound over the whole text).
 _DELETE_BUT_SEPARATORS = bytes(c for c in range(256) if c not in b",[{")
+_DELETE_BUT_SEPARATORS_AND_CLOSINGS = bytes(c for c in range(256) if c not in b",[]{}")
 # Kept: quotes, colons (so that two quotes next to each other always close and open one string), commas and
 # brackets (the bound outside strings).
 _DELETE_BUT_STRUCTURE = bytes(c for c in range(256) if c not in b'":,[]{}')
@@ -623,13 +626,14 @@ def _empty_lists(value: Any) -> int:
 _NO_ITEMS: list = []
 
 
-def _children(value: Any) -> int:
-    """The values ``value``'s containers hold, all levels down."""
-    children = 0
+def _held(value: Any) -> tuple[int, int]:
+    """The values ``value``'s containers hold, all levels down, and the levels that hold any."""
+    children = levels = 0
     level = [value]
     while level := _referents(*level):
         children += len(level)
-    return children
+        levels += 1
+    return children, levels
 
 
 _UNSEEN = object()
@@ -690,9 +694,10 @@ class Unstreamable(Exception):
 
 def streamable_text(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH) -> str | None:
     """The text of ``data`` when the loader's checks before parsing find nothing to report (decoding it piece by
-    piece then meets no problem but those :class:`ArrayStream` raises for); None otherwise."""
+    piece then meets no problem but those :class:`ArrayStream` raises for, nesting included: it counts the levels
+    of each value); None otherwise."""
     problems: list[LoadProblem] = []
-    readable = _readable(data, max_bytes, max_depth, problems, None)
+    readable = _readable(data, max_bytes, max_depth, problems, None, depth=False)
     return readable[1] if readable is not None and not problems else None
 
 
@@ -710,10 +715,11 @@ class ArrayStream:
 
     ``head`` holds the members before the array, ``tail`` (after :meth:`read_tail`) those after it."""
 
-    def __init__(self, text: str, keys: frozenset[str], data: bytes | None = None):
-        """``data``: the bytes ``text`` was decoded from, when the caller holds them (else encoded again at the end)."""
+    def __init__(self, text: str, keys: frozenset[str], data: bytes | None = None,
+                 max_depth: int = DEFAULT_MAX_DEPTH):
+        """``data``: the bytes ``text`` was decoded from, when the caller holds them (else encoded again)."""
         self.text = text
-        self._data = data
+        self._max_depth = max_depth
         self.key: str | None = None
         self.head: dict[str, Any] = {}
         self.tail: dict[str, Any] = {}
@@ -722,11 +728,16 @@ class ArrayStream:
             raise Unstreamable("counting the decoded values needs gc.get_referents as CPython has it")
         # The values the decoded containers hold (the fast path's count), for the check of repeated keys at the end.
         self._values_held = self._entries_held = 0
-        # Empty arrays, counted where the text may hold one (as "[]"; one written "[ ]" makes the count undecided).
-        self._maybe_empty = "[]" in text
+        # The bound over the whole text (commas and opening brackets), and whether an array may be empty: then the
+        # empty ones are counted (where an entry's text holds "[]"; one written "[ ]" leaves the count undecided).
+        self._data = data if data is not None else text.encode()
+        separators = self._data.translate(None, _DELETE_BUT_SEPARATORS_AND_CLOSINGS)
+        self._bound = len(separators) - separators.count(b"]") - separators.count(b"}")
+        self._maybe_empty = separators.find(b"[]") >= 0
+        del separators
         self._empty_lists = self._entries_empty = 0
         # Escaped surrogates: each value is searched for a lone one (which the loader reports), as rarely as that.
-        self._surrogates = _SURROGATE_ESCAPE_TEXT.search(text) is not None
+        self._surrogates = "\\" in text and _SURROGATE_ESCAPE_TEXT.search(text) is not None
         self._start = self._end = -1  # where the array's '[' is, and after its ']'
         self._end_of_object = -1
         self._read_head(keys)
@@ -739,7 +750,10 @@ class ArrayStream:
             value, end = _FAST_SCAN(self.text, i)
         except (StopIteration, ValueError, RecursionError, _Unsure) as exc:  # syntax, bad numbers, nesting
             raise Unstreamable(repr(exc)[:200]) from None
-        self._values_held += _children(value)
+        held, levels = _held(value)
+        if levels + 2 > self._max_depth:  # the member's value is one level down
+            raise Unstreamable("nesting near or beyond the limit")
+        self._values_held += held
         if self._maybe_empty:
             self._empty_lists += _empty_lists(value)
         if self._surrogates and _lone_surrogates(value):
@@ -793,7 +807,7 @@ class ArrayStream:
 
     def entries(self) -> Iterator[Any]:
         """The array's entries in order, each decoded when asked for."""
-        text, scan, skip, children = self.text, _FAST_SCAN, _WS.match, _children
+        text, scan, skip, count_held, deepest = self.text, _FAST_SCAN, _WS.match, _held, self._max_depth - 3
         i = self._ws(self._start + 1)
         count = held = empty = 0
         maybe_empty = self._maybe_empty
@@ -804,7 +818,10 @@ class ArrayStream:
                     entry, i = scan(text, i)
                 except (StopIteration, ValueError, RecursionError, _Unsure) as exc:  # syntax, bad numbers, nesting
                     raise Unstreamable(f"no value at {i}: {exc!r}"[:200]) from None
-                held += children(entry)
+                entry_held, levels = count_held(entry)
+                if levels > deepest:  # an entry is two levels down
+                    raise Unstreamable("nesting near or beyond the limit")
+                held += entry_held
                 if maybe_empty and text.find("[]", start, i) >= 0:
                     empty += _empty_lists(entry)
                 if self._surrogates and _lone_surrogates(entry):
@@ -841,8 +858,8 @@ class ArrayStream:
         # the whole text, with the top level's members and the array's entries.
         held = len(self.head) + 1 + len(self.tail) + self.length + self._values_held + self._entries_held
         empty = self._empty_lists + self._entries_empty + (self.length == 0)
-        data, self._data = self._data if self._data is not None else self.text.encode(), None
-        if not _no_key_repeated(data, self.text, held, empty_lists=empty):
+        data, self._data = self._data, None
+        if held != self._bound and not _no_key_repeated(data, self.text, held, empty_lists=empty):
             raise Unstreamable("a key may be repeated (or an array is empty)")
 
 
