@@ -590,6 +590,8 @@ _DELETE_BUT_SEPARATORS_AND_CLOSINGS = bytes(c for c in range(256) if c not in b"
 # Kept: quotes, colons (so that two quotes next to each other always close and open one string), commas and
 # brackets (the bound outside strings).
 _DELETE_BUT_STRUCTURE = bytes(c for c in range(256) if c not in b'":,[]{}')
+_ESCAPES_AS_U = bytes.maketrans(_ESCAPE_FOLLOWERS, b"u" * len(_ESCAPE_FOLLOWERS))
+_DELETE_BUT_STRUCTURE_OR_ESCAPE = bytes(c for c in range(256) if c not in b'":,[]{}\\' + _ESCAPE_FOLLOWERS)
 
 
 def _referents_count_values() -> bool:
@@ -605,9 +607,13 @@ _FAST = _referents_count_values()
 def _children_outside_strings(data: bytes) -> tuple[int, bool]:
     """The commas and opening brackets outside the strings of ``data`` (valid JSON) less its empty objects, and
     whether an array may be empty (an empty array and one of one number or literal look the same here)."""
-    if data.find(b'\\"') >= 0:  # escaped quotes (or a string ending in an escaped backslash): set aside first
-        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    seq = data.translate(None, _DELETE_BUT_STRUCTURE)
+    if data.find(b'\\"') >= 0:
+        # Escaped quotes (or a string ending in an escaped backslash): the backslashes are kept, and the character
+        # after each (as itself or "u"), so that escapes pair up in the shorter text as in _structure_depth.
+        seq = data.translate(_ESCAPES_AS_U, _DELETE_BUT_STRUCTURE_OR_ESCAPE)
+        seq = seq.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, b"\\u")
+    else:
+        seq = data.translate(None, _DELETE_BUT_STRUCTURE)
     if seq.find(b'"') >= 0:
         # Two quotes side by side are one string without structure in it (between two strings there is always a
         # colon or comma); each string becomes one "s", so an empty object is exactly "{}".
