@@ -467,7 +467,7 @@ class PayloadValidator:
             return None
         entries = None
         try:
-            stream = ArrayStream(text, keys)
+            stream = ArrayStream(text, keys, data)
             del text  # the stream holds the one copy
             entries = _StreamedArray(stream)
             top = {**stream.head, stream.key: entries}

@@ -24,16 +24,18 @@ infinity, a byte order mark), so callers can still run their other checks. Lines
 columns count characters of the decoded text. :func:`check_value` applies the same
 limits (depth, integer length) to a value decoded elsewhere.
 
-Speed: the common valid document costs one C-level ``json`` parse with a light
-``object_pairs_hook`` (duplicate keys are detected by comparing ``len(pairs)`` with
-``len(dict(pairs))``), one ``parse_float`` call per float literal, and a handful of
-C-speed ``bytes`` passes (``translate``/``replace``/``count``) that measure the bracket
-depth outside strings. Locating a duplicate key or a bad number by line and column
-uses a pure-Python tokenizer that runs only when there is something to locate.
+Speed: a document with nothing to report costs about one plain C-level ``json`` parse (dicts built in C, no hook
+on objects; number hooks that only run on floats and ``NaN``/``Infinity``), one ``gc.get_referents`` pass per
+nesting level counting the values the containers hold, and one C-speed ``bytes`` pass (a colon ``count``, or a
+``translate`` keeping commas and opening brackets) that bounds the text's members and items: equal counts prove
+that no object repeats a key (see "the fast path" below). Anything else takes the exact path, every check in
+turn with counting hooks; locating a duplicate key or a bad number by line and column uses a pure-Python
+tokenizer that runs only when there is something to locate.
 """
 from __future__ import annotations
 
 import functools
+import gc
 import io
 import json
 import re
@@ -424,6 +426,17 @@ def _int_or_infinity(token: str) -> int | float:
 
 
 def _load(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) -> Loaded:
+    """The fast path when it proves the input holds nothing to report, else the exact path (which words it)."""
+    if len(data) <= max_bytes and _FAST:
+        loaded = _load_fast(data, max_depth, text)
+        if loaded is not None:
+            return loaded
+    return _load_exact(data, max_bytes, max_depth, text)
+
+
+def _load_exact(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) -> Loaded:
+    """Every check in turn, the hooks counting repeated keys and bad numbers: the path that words and places
+    problems (and the reference the fast path is tested against)."""
     problems: list[LoadProblem] = []
     readable = _readable(data, max_bytes, max_depth, problems, text)
     if readable is None:
@@ -437,7 +450,7 @@ def _load(data: bytes, max_bytes: int, max_depth: int, text: str | None = None) 
 
 
 def _readable(
-    data: bytes, max_bytes: int, max_depth: int, problems: list[LoadProblem], text: str | None
+    data: bytes, max_bytes: int, max_depth: int, problems: list[LoadProblem], text: str | None, depth: bool = True
 ) -> tuple[bytes, str] | None:
     """The checks before parsing (size, emptiness, encoding, binary content, depth), appending their problems:
     the bytes and text to parse, or None when the problems found are the whole answer."""
@@ -486,9 +499,11 @@ def _readable(
             ))
             return None
     # Each level of nesting opens a bracket: with no more brackets in all than the limit, it cannot be too deep.
-    depth = _structure_depth(data, max_depth) if data.count(b"[") + data.count(b"{") > max_depth else 0
-    if depth > max_depth:
-        problems.append(_too_deep(max_depth, depth))
+    if not depth:  # the caller counts it (ArrayStream)
+        return data, text
+    nesting = _structure_depth(data, max_depth) if data.count(b"[") + data.count(b"{") > max_depth else 0
+    if nesting > max_depth:
+        problems.append(_too_deep(max_depth, nesting))
         return None
     return data, text
 
@@ -527,6 +542,157 @@ def _surrogate_problem(pointer: str, text: str, what: str) -> LoadProblem:
     )
 
 
+# --------------------------------------------------------------------------- the fast path
+#
+# A valid document is decoded by the C scanner with no hook on objects (dicts built in C), and the exact path's
+# checks are shown moot by arguments that cost C-speed passes only:
+# - empty input, a byte order mark, UTF-16/32, NUL bytes, the binary signatures and control characters other than
+#   DEL cannot be part of a text the strict scanner accepts whole (DEL can: it is looked for in the first 1,024
+#   bytes, where the binary sniffing counts control characters);
+# - a non-finite number makes a number hook raise, an integer too long to convert makes the scanner raise;
+# - repeated keys: a dict keeps one entry per distinct key, so the decoded containers hold as many children as the
+#   text's containers (members and items) exactly when no object repeats a key, and fewer otherwise. The
+#   decoded count is summed level by level by ``gc.get_referents`` (a dict's values, a list's items; JSON's
+#   scalars are not containers and are skipped). The text's count is at most its commas plus its opening
+#   brackets outside strings (a non-empty container has one child more than commas), so when the decoded
+#   count reaches that bound, nothing was lost to a repeated key. The bound is first taken over the whole
+#   text: without any "[" (no array) its colons, one per member; else one ``translate`` keeping commas and
+#   opening brackets (both exact when no string holds those characters and no container is empty); then outside
+#   strings, less the empty objects and, where an array may be empty, the decoded empty arrays;
+# - nesting: the levels that hold children are as many as the depth, or one fewer (empty containers at the
+#   bottom), so fewer levels than the limit prove it kept.
+# Anything the fast path cannot prove (or any exception) goes to the exact path, which decides and words it.
+# One character is looked for in the text (``in`` on ``str``), not in the bytes: ``needle in data`` first tries
+# the needle as an integer and fails inside, a formatted TypeError that costs more than searching a short line.
+
+
+class _Unsure(Exception):
+    """A number the fast path leaves to the exact path (non-finite, or out of the double's range)."""
+
+
+def _finite_float(token: str) -> float:
+    number = float(token)
+    if number - number != 0.0:  # inf - inf is nan; nan != 0.0
+        raise _Unsure(token)
+    return number
+
+
+def _no_constant(token: str) -> float:
+    raise _Unsure(token)
+
+
+# Its hooks keep no state, so one scanner serves every thread (the C scanner's key memo only shares key strings).
+_FAST_SCAN = json.JSONDecoder(parse_float=_finite_float, parse_constant=_no_constant).scan_once
+_referents = gc.get_referents
+# Kept: commas and opening brackets (the bound over the whole text).
+_DELETE_BUT_SEPARATORS = bytes(c for c in range(256) if c not in b",[{")
+_DELETE_BUT_SEPARATORS_AND_CLOSINGS = bytes(c for c in range(256) if c not in b",[]{}")
+# Kept: quotes, colons (so that two quotes next to each other always close and open one string), commas and
+# brackets (the bound outside strings).
+_DELETE_BUT_STRUCTURE = bytes(c for c in range(256) if c not in b'":,[]{}')
+_ESCAPES_AS_U = bytes.maketrans(_ESCAPE_FOLLOWERS, b"u" * len(_ESCAPE_FOLLOWERS))
+_DELETE_BUT_STRUCTURE_OR_ESCAPE = bytes(c for c in range(256) if c not in b'":,[]{}\\' + _ESCAPE_FOLLOWERS)
+
+
+def _referents_count_values() -> bool:
+    """Whether ``gc.get_referents`` gives a decoded dict's values and a list's items, and skips scalars (as
+    CPython does); where it does not, the fast path is not used."""
+    probe = json.loads('{"a": "x", "b": [1, {"c": null}], "d": 1.5}')
+    return len(_referents(probe)) == 3 and len(_referents(*_referents(probe))) == 2
+
+
+_FAST = _referents_count_values()
+
+
+def _children_outside_strings(data: bytes) -> tuple[int, bool]:
+    """The commas and opening brackets outside the strings of ``data`` (valid JSON) less its empty objects, and
+    whether an array may be empty (an empty array and one of one number or literal look the same here)."""
+    if data.find(b'\\"') >= 0:
+        # Escaped quotes (or a string ending in an escaped backslash): the backslashes are kept, and the character
+        # after each (as itself or "u"), so that escapes pair up in the shorter text as in _structure_depth.
+        seq = data.translate(_ESCAPES_AS_U, _DELETE_BUT_STRUCTURE_OR_ESCAPE)
+        seq = seq.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, b"\\u")
+    else:
+        seq = data.translate(None, _DELETE_BUT_STRUCTURE)
+    if seq.find(b'"') >= 0:
+        # Two quotes side by side are one string without structure in it (between two strings there is always a
+        # colon or comma); each string becomes one "s", so an empty object is exactly "{}".
+        seq = seq.replace(b'""', b"s")
+        if seq.find(b'"') >= 0:
+            seq = b"s".join(seq.split(b'"')[0::2])
+    return seq.count(b",") + seq.count(b"[") + seq.count(b"{") - seq.count(b"{}"), seq.find(b"[]") >= 0
+
+
+def _empty_lists(value: Any) -> int:
+    empty = 0
+    level = [value]
+    while level:
+        empty += level.count(_NO_ITEMS)  # == compares a list's length first; nothing else equals []
+        level = _referents(*level)
+    return empty
+
+
+_NO_ITEMS: list = []
+
+
+def _held(value: Any) -> tuple[int, int]:
+    """The values ``value``'s containers hold, all levels down, and the levels that hold any."""
+    children = levels = 0
+    level = [value]
+    while level := _referents(*level):
+        children += len(level)
+        levels += 1
+    return children, levels
+
+
+_UNSEEN = object()
+
+
+def _no_key_repeated(data: bytes, text: str, children: int, value: Any = _UNSEEN, empty_lists: int = 0) -> bool:
+    """Whether no object of ``data`` (valid JSON, its text ``text``, decoded as ``value`` whose containers hold
+    ``children`` values in all) repeats a key: the decoded count reaches a bound of the text's count (module
+    comment above). Without ``value``, ``empty_lists`` is taken for the decoded empty arrays (fewer is safe: the
+    answer is then False where it could have been True)."""
+    if "[" not in text:  # no array: every child is a member, and every member has its colon
+        if children == data.count(b":"):
+            return True
+    elif children == len(data.translate(None, _DELETE_BUT_SEPARATORS)):
+        return True
+    bound, maybe_empty = _children_outside_strings(data)
+    if not maybe_empty:
+        return children == bound
+    return children == bound - (_empty_lists(value) if value is not _UNSEEN else empty_lists)
+
+
+def _load_fast(data: bytes, max_depth: int, text: str | None) -> Loaded | None:
+    """The loaded document when it holds nothing to report but (possibly) lone surrogates; None when the exact
+    path must decide."""
+    try:
+        if text is None:
+            text = data.decode()
+        start = 0 if text[:1] not in _WS_CHARS else _WS.match(text).end()  # text[:1] is "" for no text
+        value, end = _FAST_SCAN(text, start)
+    except Exception:  # no value, a syntax error, a bad number, nesting beyond the interpreter's: the exact path's
+        return None
+    if end != len(text) and text[end:].strip(_WS_CHARS):
+        return None
+    if "\x7f" in text[:1024]:  # DEL in the part the binary sniffing counts (its first 1,024 bytes, or more)
+        return None
+    level = [value]
+    children = levels = 0
+    while True:
+        level = _referents(*level)
+        if not level:
+            break
+        children += len(level)
+        levels += 1
+    if levels >= max_depth or (children and not _no_key_repeated(data, text, children, value)):
+        return None
+    if value is not None and "\\" in text and _SURROGATE_ESCAPE.search(data):
+        return Loaded(value, _lone_surrogates(value))
+    return Loaded(value)
+
+
 # --------------------------------------------------------------------------- one long array at a time
 
 
@@ -537,9 +703,10 @@ class Unstreamable(Exception):
 
 def streamable_text(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH) -> str | None:
     """The text of ``data`` when the loader's checks before parsing find nothing to report (decoding it piece by
-    piece then meets no problem but those :class:`ArrayStream` raises for); None otherwise."""
+    piece then meets no problem but those :class:`ArrayStream` raises for, nesting included: it counts the levels
+    of each value); None otherwise."""
     problems: list[LoadProblem] = []
-    readable = _readable(data, max_bytes, max_depth, problems, None)
+    readable = _readable(data, max_bytes, max_depth, problems, None, depth=False)
     return readable[1] if readable is not None and not problems else None
 
 
@@ -551,20 +718,35 @@ _SURROGATE_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
 class ArrayStream:
     """A top-level JSON object one of whose members (the first with a name in ``keys``) is a long array: the other
     members are decoded whole, the array's entries one at a time (:meth:`entries`, as often as needed), so the
-    array is never held. Decoding is the loader's (the same hooks): wherever the loader would report a problem
-    or the text is not such an object, :class:`Unstreamable` is raised.
+    array is never held. Decoding is the loader's fast path's (its scanner, its count of the values held, checked
+    against the text's by :meth:`read_tail`): wherever the loader would report a problem, or the fast path cannot
+    prove it would not, or the text is not such an object, :class:`Unstreamable` is raised.
 
     ``head`` holds the members before the array, ``tail`` (after :meth:`read_tail`) those after it."""
 
-    def __init__(self, text: str, keys: frozenset[str]):
+    def __init__(self, text: str, keys: frozenset[str], data: bytes | None = None,
+                 max_depth: int = DEFAULT_MAX_DEPTH):
+        """``data``: the bytes ``text`` was decoded from, when the caller holds them (else encoded again)."""
         self.text = text
+        self._max_depth = max_depth
         self.key: str | None = None
         self.head: dict[str, Any] = {}
         self.tail: dict[str, Any] = {}
         self.length: int | None = None  # entries, once read to the end
-        self._counting = _Counting()
+        if not _FAST:
+            raise Unstreamable("counting the decoded values needs gc.get_referents as CPython has it")
+        # The values the decoded containers hold (the fast path's count), for the check of repeated keys at the end.
+        self._values_held = self._entries_held = 0
+        # The bound over the whole text (commas and opening brackets), and whether an array may be empty: then the
+        # empty ones are counted (where an entry's text holds "[]"; one written "[ ]" leaves the count undecided).
+        self._data = data if data is not None else text.encode()
+        separators = self._data.translate(None, _DELETE_BUT_SEPARATORS_AND_CLOSINGS)
+        self._bound = len(separators) - separators.count(b"]") - separators.count(b"}")
+        self._maybe_empty = separators.find(b"[]") >= 0
+        del separators
+        self._empty_lists = self._entries_empty = 0
         # Escaped surrogates: each value is searched for a lone one (which the loader reports), as rarely as that.
-        self._surrogates = _SURROGATE_ESCAPE_TEXT.search(text) is not None
+        self._surrogates = "\\" in text and _SURROGATE_ESCAPE_TEXT.search(text) is not None
         self._start = self._end = -1  # where the array's '[' is, and after its ']'
         self._end_of_object = -1
         self._read_head(keys)
@@ -573,13 +755,16 @@ class ArrayStream:
         return _WS.match(self.text, i).end()
 
     def _value(self, i: int) -> tuple[Any, int]:
-        counting = self._counting
         try:
-            value, end = counting.decoder.raw_decode(self.text, i)
-        except (ValueError, RecursionError) as exc:  # syntax, integers too long to convert, nesting
-            raise Unstreamable(str(exc)) from None
-        if counting.duplicates or counting.non_finite:
-            raise Unstreamable("a repeated key or a non-finite number")
+            value, end = _FAST_SCAN(self.text, i)
+        except (StopIteration, ValueError, RecursionError, _Unsure) as exc:  # syntax, bad numbers, nesting
+            raise Unstreamable(repr(exc)[:200]) from None
+        held, levels = _held(value)
+        if levels + 2 > self._max_depth:  # the member's value is one level down
+            raise Unstreamable("nesting near or beyond the limit")
+        self._values_held += held
+        if self._maybe_empty:
+            self._empty_lists += _empty_lists(value)
         if self._surrogates and _lone_surrogates(value):
             raise Unstreamable("a lone surrogate")
         return value, end
@@ -631,18 +816,23 @@ class ArrayStream:
 
     def entries(self) -> Iterator[Any]:
         """The array's entries in order, each decoded when asked for."""
-        text, counting = self.text, self._counting
-        scan, skip = counting.decoder.scan_once, _WS.match
+        text, scan, skip, count_held, deepest = self.text, _FAST_SCAN, _WS.match, _held, self._max_depth - 3
         i = self._ws(self._start + 1)
-        count = 0
+        count = held = empty = 0
+        maybe_empty = self._maybe_empty
         if not text.startswith("]", i):
             while True:
+                start = i
                 try:  # the decoder's scanner itself: raw_decode's wrapper costs a call per entry
                     entry, i = scan(text, i)
-                except (StopIteration, ValueError, RecursionError) as exc:  # syntax, integers too long, nesting
+                except (StopIteration, ValueError, RecursionError, _Unsure) as exc:  # syntax, bad numbers, nesting
                     raise Unstreamable(f"no value at {i}: {exc!r}"[:200]) from None
-                if counting.duplicates or counting.non_finite:
-                    raise Unstreamable("a repeated key or a non-finite number")
+                entry_held, levels = count_held(entry)
+                if levels > deepest:  # an entry is two levels down
+                    raise Unstreamable("nesting near or beyond the limit")
+                held += entry_held
+                if maybe_empty and text.find("[]", start, i) >= 0:
+                    empty += _empty_lists(entry)
                 if self._surrogates and _lone_surrogates(entry):
                     raise Unstreamable("a lone surrogate")
                 count += 1
@@ -660,7 +850,7 @@ class ArrayStream:
                     break
                 else:
                     raise Unstreamable("expected ',' or ']'")
-        self._end, self.length = i + 1, count
+        self._end, self.length, self._entries_held, self._entries_empty = i + 1, count, held, empty
 
     def read_tail(self) -> None:
         """The members after the array (the entries must have been read to the end) and the end of the text."""
@@ -673,6 +863,13 @@ class ArrayStream:
             i = self._next_member(i)
         if self._ws(self._end_of_object) != len(self.text):
             raise Unstreamable("extra data after the object")
+        # No key repeated inside a value (the top level's names are compared above): the fast path's count, over
+        # the whole text, with the top level's members and the array's entries.
+        held = len(self.head) + 1 + len(self.tail) + self.length + self._values_held + self._entries_held
+        empty = self._empty_lists + self._entries_empty + (self.length == 0)
+        data, self._data = self._data, None
+        if held != self._bound and not _no_key_repeated(data, self.text, held, empty_lists=empty):
+            raise Unstreamable("a key may be repeated (or an array is empty)")
 
 
 def load_json_bytes(

@@ -11,7 +11,7 @@ import pytest
 
 from validator import Validator
 from validator.checks.accounts import norwegian_bban_check_digit
-from validator.jsonload import ArrayStream, Unstreamable
+from validator.jsonload import ArrayStream, Unstreamable, streamable_text
 from validator.rules.examples import spec_example
 from validator.schema import stream_plan
 from validator.spec import load_spec
@@ -196,6 +196,14 @@ def test_the_findings_limit(most):
     b'{"debtorAccount": {"bban": "12547919074"}}',
     b'[{"debtorAccount": {"bban": "12547919074"}, "payments": []}]',
     b'{"debtorAccount": {"bban": "12547919074"}, "payments": [{"\\udc00": 1}]}',
+    # nesting beyond the limit (513 levels), or at it where the levels that hold values cannot tell (512 or 513)
+    b'{"debtorAccount": {"bban": "12547919074"}, "payments": [' + b"[" * 511 + b"]" * 511 + b"]}",
+    b'{"debtorAccount": {"bban": "12547919074"}, "x": ' + b"[" * 512 + b"]" * 512 + b', "payments": []}',
+    b'{"debtorAccount": {"bban": "12547919074"}, "payments": [' + b"[" * 510 + b"1" + b"]" * 510 + b"]}",
+    # repeated keys the count of the whole text finds (spelled differently, with commas, quotes, empty arrays)
+    b'{"debtorAccount": {"bban": "1", "b\\u0062an": "2"}, "payments": [{"a": "x,y"}]}',
+    b'{"debtorAccount": {"bban": "12547919074"}, "payments": [{"a": "\\",[", "a": []}, {"b": []}]}',
+    b'{"debtorAccount": {"bban": "12547919074"}, "payments": [{"a": [], "b": [], "a": 1}], "t": {"u": 1, "u": 2}}',
 ])
 def test_what_only_the_whole_document_answers(text):
     for kind in ("bulk-payment", None):
@@ -253,3 +261,28 @@ def test_the_streamed_array_is_never_held():
     assert peaks["whole"] > 4 * len(data)  # the measure sees a decoded bulk ...
     assert peaks["streamed"] < 2.5 * len(data)  # ... and the streaming path holds none
     assert left < len(data) / 4  # nor keeps its text once done (no reference cycle waits for the collector)
+
+
+@pytest.mark.parametrize("text", [
+    b'{"debtorAccount": {"bban": "12547919074"}, "payments": [{"creditorName": "a, [b] {c}"}, {"creditorName": "\\"d\\\\"}]}',
+    b'{"debtorAccount": {"bban": "12547919074", "x": []}, "payments": [{"creditorName": "a", "y": []}, {"z": {}}]}',
+])
+def test_strings_with_structure_and_empty_containers_stream(text):
+    _same(text, streamed=True)
+
+
+@pytest.mark.parametrize("levels, streams", [(510, True), (511, False)])
+def test_the_stream_takes_nesting_up_to_the_limit(levels, streams):
+    # 2 + 510 levels: the document's 512; one more is the whole document's to report
+    for data in (b'{"payments": [' + b"[" * levels + b"]" * levels + b"]}",
+                 b'{"x": ' + b"[" * (levels + 1) + b"]" * (levels + 1) + b', "payments": []}'):
+        text = streamable_text(data)
+        try:
+            stream = ArrayStream(text, frozenset({"payments"}), data)
+            for _entry in stream.entries():
+                pass
+            stream.read_tail()
+        except Unstreamable:
+            assert not streams
+        else:
+            assert streams
