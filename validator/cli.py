@@ -291,12 +291,14 @@ def _init_worker(settings: dict) -> None:
 def _run_unit(unit: Unit, validator=None, kind=None) -> list:
     if validator is None:
         validator, kind, _settings = _WORKER
-    if not unit.whole_input:
-        # JSONL lines: their reports are kept until the unit's end, so each pass of the collector while they are
-        # made would walk all of them again; a line's check makes no reference cycles, and a unit is at most
-        # BATCH_BYTES_MAX of lines, so whatever it leaves is collected after it.
-        with gc_paused():
-            return _run_lines(unit, validator, kind)
+    if unit.span is not None:
+        return _run_span(unit, validator, kind)
+    if unit.block is not None:
+        from .jsonload import block_lines
+
+        return [validator.validate_line(line, kind, f"{unit.source}:{lineno}") for lineno, line in block_lines(unit.block, unit.first_line)]
+    if unit.lines:
+        return [validator.validate_line(line, kind, f"{unit.source}:{lineno}") for lineno, line in unit.lines]
     if unit.data is not None:
         if len(unit.data) > validator.max_bytes:  # stdin is read only up to the limit
             return [validator.too_large(unit.source, f"standard input is larger than {validator.max_bytes:,} bytes (--max-bytes)")]
@@ -305,17 +307,6 @@ def _run_unit(unit: Unit, validator=None, kind=None) -> list:
         return validator.validate_path(unit.path, kind)
     except OSError as exc:
         raise click.FileError(unit.path, hint=exc.strerror or str(exc)) from None
-
-
-def _run_lines(unit: Unit, validator, kind) -> list:
-    """The reports of a unit of JSONL lines: a span of a file (read here), a block or a few numbered lines."""
-    if unit.span is not None:
-        return _run_span(unit, validator, kind)
-    if unit.block is not None:
-        from .jsonload import block_lines
-
-        return [validator.validate_line(line, kind, f"{unit.source}:{lineno}") for lineno, line in block_lines(unit.block, unit.first_line)]
-    return [validator.validate_line(line, kind, f"{unit.source}:{lineno}") for lineno, line in unit.lines]
 
 
 def _run_span(unit: Unit, validator, kind) -> list:
@@ -447,8 +438,7 @@ def validate_command(paths, kind, context_file, profile_file, today, now, fmt, f
     if not summary["inputs"]:
         raise InputError(f"nothing to validate: {', '.join(paths)} holds no payload")
     if not parts:
-        with gc_paused():  # made of the reports, which hold no cycles: no collector pass over all of them
-            text = render(done, fmt, catalogue=validator.catalogue, tool_version=__version__, color=_color(output), quiet=quiet)
+        text = render(done, fmt, catalogue=validator.catalogue, tool_version=__version__, color=_color(output), quiet=quiet)
     if output:
         try:
             Path(output).write_text(text, encoding="utf-8")
@@ -540,9 +530,8 @@ def _run_numbered_unit(numbered: tuple[int, Unit]) -> tuple[int, int, int, objec
     if settings.get("fmt"):
         from .formats import render_part
 
-        with gc_paused():  # the part's lines or members are made from the reports: no cycles among them
-            part = render_part(reports, settings["fmt"], color=settings["color"], quiet=settings["quiet"])
-        return index, unit.size, len(reports), part
+        return index, unit.size, len(reports), render_part(reports, settings["fmt"], color=settings["color"],
+                                                           quiet=settings["quiet"])
     return index, unit.size, len(reports), reports
 
 
