@@ -354,11 +354,13 @@ def _first_lines(units: list[Unit], pool) -> list[Unit]:
     ends of their spans (one C-speed pass over the file), the numbers are their running sums per file."""
     spans = [n for n, unit in enumerate(units) if unit.span is not None]
     counted = pool.map(_span_lines, [units[n] for n in spans], chunksize=1)
-    line: dict[str, int] = {}
+    line = 1
     for n, (first, stop, newlines) in zip(spans, counted):
         unit = units[n]
-        units[n] = unit._replace(span=(first, stop), first_line=line.get(unit.path, 1))
-        line[unit.path] = line.get(unit.path, 1) + newlines
+        if unit.span[0] == 0:  # a file's first span (a file named twice is numbered from 1 again)
+            line = 1
+        units[n] = unit._replace(span=(first, stop), first_line=line)
+        line += newlines
     return units
 
 

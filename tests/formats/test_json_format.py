@@ -62,3 +62,17 @@ def test_lone_surrogate_is_escaped_and_round_trips():
     out.encode("utf-8")
     assert "\\ud800" in out and "\U0001f600" in out
     assert json.loads(out)["results"][0]["findings"][0]["message"] == message
+
+
+def test_the_document_is_what_json_dumps_writes(reports):
+    """The results are written without json.dumps' indented (pure-Python) encoder: byte for byte what it writes, for
+    the fixtures' reports (escapes, controls, non-ASCII, candidates, lines and columns) and a value it cannot write."""
+    from validator.formats.json_format import dumps
+
+    odd = Report(NASTY + "\ud800\u2028", "sepa-credit-transfer", [Finding("r", ERROR, "/a\u202e", "\x1b[2J é 😀", None, None, None, 3, 7)],
+                 candidates=("a", "b"), detected=True)
+    for batch in (reports, [odd], [Report("f.json", None)]):
+        summary = json.loads(_json(batch))["summary"]
+        document = {"results": [r.as_dict() for r in batch], "summary": summary,
+                    "tool": {"name": "obvalidate", "version": TOOL_VERSION}}
+        assert _json(batch) == dumps(document) + "\n"

@@ -92,6 +92,18 @@ def test_quiet_text_with_two_processes(tmp_path, small_blocks):
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_named_twice_is_numbered_from_its_first_line_each_time(tmp_path, small_blocks, jobs):
+    data = mixed_jsonl()
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(data)
+    args = ["--today", TODAY, "--max-bytes", str(MAX_BYTES), "--format", "text", "--jobs", jobs]
+    result = CliRunner().invoke(cli.main, [*args, str(path), str(path)])
+    assert result.exit_code == 1, result.output
+    once = expected(data, str(path), "text").splitlines()
+    assert result.stdout.splitlines()[:-1] == once[:-1] * 2
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ndjson_output_file_and_stdin_equal_line_by_line_reading(tmp_path, small_blocks, jobs):
     data = mixed_jsonl()
     path = tmp_path / "batch.ndjson"

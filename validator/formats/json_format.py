@@ -14,6 +14,7 @@ the same data, safe to print.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import Any, Mapping, Sequence
 
 from validator.findings import Report
@@ -42,8 +43,48 @@ def render_part(reports: Sequence[Report], *, color: bool = False, quiet: bool =
     """The members of ``results`` that ``reports`` make, as they stand in the document (indented by 4); "" for none."""
     if not reports:
         return ""
-    # dumps of the list: "[\n  {...\n  }\n]"; a line break is only ever between tokens (strings escape theirs)
-    return "  " + dumps([report.as_dict() for report in reports])[2:-2].replace("\n", "\n  ")
+    try:
+        return json_text(",\n".join(["    " + _indented(report.as_dict(), "    ") for report in reports]))
+    except _Unexpected:
+        # dumps of the list: "[\n  {...\n  }\n]"; a line break is only ever between tokens (strings escape theirs)
+        return "  " + dumps([report.as_dict() for report in reports])[2:-2].replace("\n", "\n  ")
+
+
+class _Unexpected(Exception):
+    """A value _indented does not write (a float, say): json.dumps writes the part."""
+
+
+_STRING = encode_basestring  # json's own string encoder (C): ensure_ascii=False writes strings this way
+_CONSTANTS = {None: "null", True: "true", False: "false"}
+
+
+def _indented(value: Any, pad: str) -> str:
+    """What ``json.dumps(value, ensure_ascii=False, indent=2)`` writes for a report's dict at indentation ``pad``
+    (before json_text): strings, integers, booleans, None, lists and dicts with string keys. json.dumps writes an
+    indented document with its pure-Python encoder, a generator per container, most of a batch's JSON rendering."""
+    kind = type(value)
+    if kind is str:
+        return _STRING(value)
+    if kind is dict:
+        if not value:
+            return "{}"
+        inner = pad + "  "
+        members = []
+        for key, member in value.items():
+            if type(key) is not str:
+                raise _Unexpected
+            members.append(f"{inner}{_STRING(key)}: {_indented(member, inner)}")
+        return "{\n" + ",\n".join(members) + "\n" + pad + "}"
+    if kind is list:
+        if not value:
+            return "[]"
+        inner = pad + "  "
+        return "[\n" + ",\n".join([inner + _indented(item, inner) for item in value]) + "\n" + pad + "]"
+    if kind is int:
+        return int.__repr__(value)
+    if value is None or kind is bool:
+        return _CONSTANTS[value]
+    raise _Unexpected
 
 
 def join_parts(parts: Sequence[str], summary: Mapping, *, tool_version: str) -> str:
