@@ -22,6 +22,16 @@ class Validator(PayloadValidator):
     """Validation of payloads and whole requests with one spec, profile, context and clock; reuse it for many inputs.
     Without a kind, an envelope (method, path, headers) or bytes starting with a request line are a request."""
 
+    def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
+        # A request envelope of text only is within the limits of decoded values by its shape: checked without the
+        # engine's walk over it (the request check confirms the shape as it parses the headers).
+        if (kind == REQUEST_KIND or (kind is None and looks_like_envelope(payload))) and type(payload) is dict:
+            report = _text_envelope_check()(self, payload, source=source)
+            if report is not None:
+                report.detected = kind is None
+                return report
+        return super().validate(payload, kind, source=source)
+
     # validate / validate_bytes are the engine's (limits of decoded values, never an exception); these are the
     # steps they take once an input is within the limits.
     def _validate(self, payload: Any, kind: str | None, source: str) -> Report:
@@ -61,6 +71,20 @@ class Validator(PayloadValidator):
         if kind is None and Path(path).suffix == ".http":
             kind = REQUEST_KIND
         return super().validate_path(path, kind)
+
+
+def _text_envelope_check():
+    """:func:`validator.request.checker.check_text_envelope`, imported on first use (cryptography is not on the payload
+    path) and kept: an import statement in a function costs a lookup through the import system on every call."""
+    global _TEXT_ENVELOPE_CHECK
+    if _TEXT_ENVELOPE_CHECK is None:
+        from .request.checker import check_text_envelope
+
+        _TEXT_ENVELOPE_CHECK = check_text_envelope
+    return _TEXT_ENVELOPE_CHECK
+
+
+_TEXT_ENVELOPE_CHECK = None
 
 
 # ---- module-level conveniences ----

@@ -231,6 +231,24 @@ def check_request(v: PayloadEngine, payload: Any, *, source: str = "<request>") 
         return Report(source, REQUEST_KIND, [Finding("internal-error", ERROR, "", f"request check failed: {type(exc).__name__}: {exc}")])
 
 
+def check_text_envelope(v: PayloadEngine, payload: dict, *, source: str = "<request>") -> Report | None:
+    """:func:`check_request` for an envelope of text only -- method, path and body (or no body) text, headers an
+    object of text values -- and None for any other input. Such an envelope holds nothing the limits of decoded
+    values (:func:`validator.jsonload.check_value`: nesting depth, integers too long to print) could find, so the
+    caller checks it without that walk; it learns the headers are all text from parsing them."""
+    try:
+        for key, value in payload.items():
+            if type(value) is not str and not (key == "headers" and type(value) is dict) and not (
+                    key == "body" and value is None):
+                return None  # another member, a value of another type: the caller checks the limits first
+        parsed = parse_envelope(payload)
+        if parsed.request is None or not parsed.request.headers_clean:
+            return None  # headers not all text (or not parsed): the caller checks the limits, then this again
+        return Report(source, REQUEST_KIND, request_findings(v, parsed, source=source))
+    except Exception as exc:  # as check_request: a defect here must still be a finding, never a traceback
+        return Report(source, REQUEST_KIND, [Finding("internal-error", ERROR, "", f"request check failed: {type(exc).__name__}: {exc}")])
+
+
 def check_request_bytes(v: PayloadEngine, data: bytes, *, source: str = "<request>") -> Report:
     """Bytes of a JSON envelope or of a raw HTTP/1.1 request."""
     try:

@@ -22,7 +22,7 @@ class RequestProblem:
     severity: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class HttpRequest:
     method: str
     target: str                              # path + query exactly as sent (the signing string's request-target)
@@ -41,6 +41,21 @@ class HttpRequest:
     # text when the input gave the body as text (so it is never decoded again).
     clean_headers: list[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
     text_of_body: tuple[bytes, str] | None = field(default=None, repr=False, compare=False)
+
+    def __init__(self, method: str, target: str, path: str, query: list[tuple[str, str]], headers: list[tuple[str, str]],
+                 body: bytes | None, body_is_exact: bool, body_value: Any = None, form: str = "envelope",
+                 version: str | None = None, newline: str = "\r\n", body_start: int | None = None,
+                 clean_headers: list[tuple[str, str]] | None = None, text_of_body: tuple[bytes, str] | None = None,
+                 *, header_index: dict[str, list[str]] | None = None) -> None:
+        # The fields go into the instance's dict at once: a frozen dataclass's own __init__ sets each one through
+        # object.__setattr__, a few microseconds a request. ``header_index``: :attr:`header_index` when the parser
+        # built it from ``headers`` on the way (dataclasses.replace never passes it, so a copy builds its own).
+        fields = self.__dict__
+        fields.update(method=method, target=target, path=path, query=query, headers=headers, body=body,
+                      body_is_exact=body_is_exact, body_value=body_value, form=form, version=version, newline=newline,
+                      body_start=body_start, clean_headers=clean_headers, text_of_body=text_of_body)
+        if header_index is not None:
+            fields["header_index"] = header_index
 
     @property
     def has_body(self) -> bool:

@@ -166,12 +166,13 @@ def parse_envelope(envelope: Any) -> Parsed:
         split = _split_target(path, problems)
     headers: list[tuple[str, str]] = []
     clean = None  # the header list when every name is a token and every value printable ASCII
+    index = None  # the header index (HttpRequest.header_index) when built on the way
     raw_headers = envelope.get("headers")
     items: list[tuple[Any, Any, str | None]] = []  # (name, value, pointer when not the header's own)
     if raw_headers is None:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", "headers is missing: an object of header names to values, or a list of [name, value] pairs"))
-    elif isinstance(raw_headers, dict) and _all_clean(raw_headers.items()):
-        headers = [(name, value.strip(" \t")) for name, value in raw_headers.items()]
+    elif isinstance(raw_headers, dict) and (taken := _clean_object_headers(raw_headers)) is not None:
+        headers, index = taken
         clean = headers
     elif isinstance(raw_headers, list) and all(type(p) in (list, tuple) and len(p) == 2 for p in raw_headers) \
             and _all_clean(raw_headers):
@@ -217,13 +218,55 @@ def parse_envelope(envelope: Any) -> Parsed:
         return Parsed(None, problems)
     target, path_part, query = split
     return Parsed(HttpRequest(method, target, path_part, query, headers, body, exact, value, "envelope",
-                              clean_headers=clean, text_of_body=text_of_body), problems)
+                              clean_headers=clean, text_of_body=text_of_body, header_index=index), problems)
 
 
-# The ASCII control characters (C0 and DEL): printable ASCII text is ASCII text without them.
-_CONTROL_BYTES = bytes(range(0x20)) + b"\x7f"
+# The ASCII control characters (C0 and DEL) made NUL, every other byte 1: printable ASCII text is ASCII text whose
+# bytes translated by this table hold no NUL (a table-only translation and a search for one byte, both in C).
+_CONTROL_TO_NUL = bytes(0 if b < 0x20 or b == 0x7F else 1 for b in range(256))
 # A Signature value differs on every request (it signs the Date and the request id): never worth remembering.
 _NEVER_REMEMBERED = frozenset({"signature"})
+
+
+def _printable_ascii_text(text: str) -> bool:
+    """``text`` (a str) is ASCII without control characters."""
+    return text.isascii() and b"\0" not in text.encode("ascii").translate(_CONTROL_TO_NUL)
+
+
+def _clean_object_headers(raw: dict) -> tuple[list[tuple[str, str]], dict[str, list[str]]] | None:
+    """The headers of an envelope's header object (name -> value), values trimmed of blanks, and their index by
+    lower-case name (:attr:`HttpRequest.header_index`, built on the same pass), when every name is a remembered HTTP
+    token and every value printable ASCII text (what :func:`_all_clean` decides); None for anything else (a list of
+    values, another type, a name not yet seen, a control character), which the header-by-header reading then takes
+    in turn."""
+    shortest, longest = _PRINTABLE_REMEMBERED
+    known_tokens, known_printable = _KNOWN_TOKENS, _KNOWN_PRINTABLE
+    headers: list[tuple[str, str]] = []
+    index: dict[str, list[str]] = {}
+    unknown = []
+    new_long = []
+    for name, value in raw.items():
+        if type(value) is not str or type(name) is not str or name not in known_tokens:
+            return None
+        lname = name.lower()
+        if len(value) < shortest:
+            unknown.append(value)
+        elif value not in known_printable:
+            unknown.append(value)
+            if len(value) <= longest and lname not in _NEVER_REMEMBERED:
+                new_long.append(value)
+        trimmed = value.strip(" \t")
+        headers.append((name, trimmed))
+        values = index.get(lname)
+        if values is None:
+            index[lname] = [trimmed]
+        else:
+            values.append(trimmed)
+    if not _printable_ascii_text("".join(unknown)):
+        return None
+    for value in new_long:
+        _remember(known_printable, value, longest)
+    return headers, index
 
 
 def _all_clean(pairs: list) -> bool:
@@ -244,11 +287,7 @@ def _all_clean(pairs: list) -> bool:
             if len(value) <= longest and name.lower() not in _NEVER_REMEMBERED:
                 new_long.append(value)
         unknown.append(value)
-    text = "".join(unknown)
-    if not text.isascii():
-        return False
-    data = text.encode("ascii")
-    if len(data.translate(None, _CONTROL_BYTES)) != len(data):
+    if not _printable_ascii_text("".join(unknown)):
         return False
     for value in new_long:
         _remember(known_printable, value, longest)

@@ -26,12 +26,18 @@ METHOD_NOT_ALLOWED = "method-not-allowed"
 PRODUCT_PARAMETER = "payment-product"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Resolution:
     operation: Operation | None
     template: str | None
     path_values: dict[str, str]
     problems: list[RequestProblem]
+
+    def __init__(self, operation: Operation | None, template: str | None, path_values: dict[str, str],
+                 problems: list[RequestProblem]) -> None:
+        # Into the instance's dict at once (a frozen dataclass's own __init__ calls object.__setattr__ per field):
+        # one is made for every request.
+        self.__dict__.update(operation=operation, template=template, path_values=path_values, problems=problems)
 
 
 @dataclass(frozen=True)

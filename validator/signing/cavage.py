@@ -184,6 +184,17 @@ def signature_at_once(value: str) -> tuple[SignatureParams, bytes] | None:
     Why it is the same: the signature is strict Base64, so it holds no quote, backslash, CR, LF or NUL, and parsing
     ``<head>,signature="<it>"`` takes exactly the steps of parsing ``<head>,signature="A"``, which is what is
     remembered."""
+    found = signature_head_at_once(value)
+    if found is None:
+        return None
+    known, encoded, signature = found
+    return SignatureParams(known.key_id, known.algorithm, known.headers, encoded, False), signature
+
+
+def signature_head_at_once(value: str) -> tuple[SignatureParams, str, bytes] | None:
+    """:func:`signature_at_once` as the verifier reads it: the parameters remembered for the text before the
+    signature (their keyId, algorithm and headers are the value's; their signature is a placeholder), the signature's
+    Base64 text and its bytes; no new parameters object per request."""
     import binascii
 
     cut = value.rfind(_SIGNATURE_MARK)
@@ -208,7 +219,7 @@ def signature_at_once(value: str) -> tuple[SignatureParams, bytes] | None:
         return None
     if not signature:
         return None
-    return SignatureParams(known.key_id, known.algorithm, known.headers, encoded, False), signature
+    return known, encoded, signature
 
 
 def _plain_params(text: str) -> dict[str, str] | None:

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 from ..findings import ERROR, Finding, escape_pointer_token
 from .cavage import (REQUEST_TARGET, SignableRequest, SignatureFormatError, SigningStringError, build_signing_string,
-                     parse_signature, signature_at_once)
+                     parse_signature, signature_head_at_once)
 from .certificate import CertificateError, certificate_facts, validity_period_problem
 from .digest import check_digest, sha256_header
 from .keyid import KeyIdError, issuer_matches, issuer_rdns_match, parse_key_id
@@ -183,10 +183,10 @@ def _verified_at_once(request: SignableRequest, options: VerifyOptions, index: M
     certificate_values = index.get("tpp-signature-certificate")
     if signature_values is None or certificate_values is None:
         return False
-    at_once = signature_at_once(signature_values[0])
+    at_once = signature_head_at_once(signature_values[0])
     if at_once is None:
         return False
-    params, signature = at_once
+    params, _encoded, signature = at_once  # params: keyId, algorithm and headers as the value has them
     facts = certificate_facts(certificate_values[0])
     public_key = facts.public_key
     if public_key is None or facts.issuer_rdns is None:
