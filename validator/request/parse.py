@@ -171,12 +171,8 @@ def parse_envelope(envelope: Any) -> Parsed:
     items: list[tuple[Any, Any, str | None]] = []  # (name, value, pointer when not the header's own)
     if raw_headers is None:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", "headers is missing: an object of header names to values, or a list of [name, value] pairs"))
-    elif isinstance(raw_headers, dict) and (taken := _clean_object_headers(raw_headers)) is not None:
+    elif (pairs := _header_pairs(raw_headers)) is not None and (taken := _clean_headers(pairs)) is not None:
         headers, index = taken
-        clean = headers
-    elif isinstance(raw_headers, list) and all(type(p) in (list, tuple) and len(p) == 2 for p in raw_headers) \
-            and _all_clean(raw_headers):
-        headers = [(name, value.strip(" \t")) for name, value in raw_headers]
         clean = headers
     elif isinstance(raw_headers, dict):
         # Taken in order as they come (the object form reports nothing while it is read): a known token with a
@@ -233,19 +229,30 @@ def _printable_ascii_text(text: str) -> bool:
     return text.isascii() and b"\0" not in text.encode("ascii").translate(_CONTROL_TO_NUL)
 
 
-def _clean_object_headers(raw: dict) -> tuple[list[tuple[str, str]], dict[str, list[str]]] | None:
-    """The headers of an envelope's header object (name -> value), values trimmed of blanks, and their index by
-    lower-case name (:attr:`HttpRequest.header_index`, built on the same pass), when every name is a remembered HTTP
-    token and every value printable ASCII text (what :func:`_all_clean` decides); None for anything else (a list of
-    values, another type, a name not yet seen, a control character), which the header-by-header reading then takes
-    in turn."""
+def _header_pairs(raw: Any) -> Any:
+    """The (name, value) pairs of an envelope's headers in either form -- an object's items, a list of pairs --
+    or None for anything else (which the header-by-header reading reports)."""
+    if isinstance(raw, dict):
+        return raw.items()
+    if isinstance(raw, list) and all(type(p) in (list, tuple) and len(p) == 2 for p in raw):
+        return raw
+    return None
+
+
+def _clean_headers(pairs) -> tuple[list[tuple[str, str]], dict[str, list[str]]] | None:
+    """The headers of ``pairs`` (name, value: an envelope's header object's items, or its list of pairs), values
+    trimmed of blanks, and their index by lower-case name (:attr:`HttpRequest.header_index`, built on the same pass),
+    when every name is a remembered HTTP token and every value printable ASCII text, told at once: the values not
+    remembered as printable are joined and searched for control characters in one pass. None for anything else (a
+    list of values, another type, a name not yet seen, a control character), which the header-by-header reading
+    then takes in turn."""
     shortest, longest = _PRINTABLE_REMEMBERED
     known_tokens, known_printable = _KNOWN_TOKENS, _KNOWN_PRINTABLE
     headers: list[tuple[str, str]] = []
     index: dict[str, list[str]] = {}
     unknown = []
     new_long = []
-    for name, value in raw.items():
+    for name, value in pairs:
         if type(value) is not str or type(name) is not str or name not in known_tokens:
             return None
         lname = name.lower()
@@ -267,31 +274,6 @@ def _clean_object_headers(raw: dict) -> tuple[list[tuple[str, str]], dict[str, l
     for value in new_long:
         _remember(known_printable, value, longest)
     return headers, index
-
-
-def _all_clean(pairs: list) -> bool:
-    """Every header of ``pairs`` (name, value) a remembered HTTP token with a value of printable ASCII text, told at
-    once: the values not remembered as printable are joined and searched for control characters in one pass. False
-    for anything else (a list of values, another type, a name not yet seen), which the header-by-header reading
-    then takes in turn."""
-    shortest, longest = _PRINTABLE_REMEMBERED
-    known_tokens, known_printable = _KNOWN_TOKENS, _KNOWN_PRINTABLE
-    unknown = []
-    new_long = []
-    for name, value in pairs:
-        if type(value) is not str or type(name) is not str or name not in known_tokens:
-            return False
-        if len(value) >= shortest:
-            if value in known_printable:
-                continue
-            if len(value) <= longest and name.lower() not in _NEVER_REMEMBERED:
-                new_long.append(value)
-        unknown.append(value)
-    if not _printable_ascii_text("".join(unknown)):
-        return False
-    for value in new_long:
-        _remember(known_printable, value, longest)
-    return True
 
 
 def _decode_line(raw: bytes) -> str:
