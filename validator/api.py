@@ -41,16 +41,18 @@ class Validator(PayloadValidator):
             report = check_request(self, payload, source=source)
             report.detected = kind is None
             return report
-        return super()._validate(payload, kind, source)
+        return PayloadValidator._validate(self, payload, kind, source)  # named, not super(): once per input
 
     def _validate_bytes(self, data: bytes, kind: str | None, source: str) -> Report:
-        if kind == REQUEST_KIND or (kind is None and looks_like_http(data)):
+        # A JSON object's text cannot start a request line ("{" is no token character): tested first, as a
+        # batch's every line would otherwise run the request-line pattern
+        if kind == REQUEST_KIND or (kind is None and data[:1] != b"{" and looks_like_http(data)):
             from .request.checker import check_request_bytes
 
             report = check_request_bytes(self, data, source=source)
             report.detected = kind is None
             return report
-        report = super()._validate_bytes(data, kind, source)  # a JSON envelope comes back through _validate
+        report = PayloadValidator._validate_bytes(self, data, kind, source)  # a JSON envelope comes back through _validate
         if report.kind == REQUEST_KIND:  # ... and its body's findings are placed in this file
             from .request.checker import place_body_findings
 
@@ -63,8 +65,8 @@ class Validator(PayloadValidator):
         return super()._stream_kind(top, kind)
 
     def _known_kind(self, kind: str | None) -> None:
-        if kind != REQUEST_KIND:
-            super()._known_kind(kind)
+        if kind is not None and kind != REQUEST_KIND:  # None (detected) first: once per input
+            PayloadValidator._known_kind(self, kind)
 
     def validate_path(self, path: str | Path, kind: str | None = None) -> list[Report]:
         """A JSON file gives one report, a .jsonl file one report per non-blank line, a .http file a request's."""

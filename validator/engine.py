@@ -301,9 +301,13 @@ class PayloadValidator:
             kind, candidates = detection.kind, detection.candidates
             if not detection.confident:
                 findings.append(self._engine_finding(("kind-ambiguous", detection.message), ""))
-        report = Report(source, kind, findings, candidates=candidates if len(candidates) > 1 else (), detected=detected)
-        report.findings.extend(self._check(payload, self.spec.kind(kind)))
-        return report
+        # The kind is known here (detected, or given and checked before any input was read)
+        checked = self._check(payload, self.spec.kinds[kind])
+        if findings:
+            findings.extend(checked)
+        else:
+            findings = checked
+        return Report(source, kind, findings, candidates if len(candidates) > 1 else (), detected)
 
     def validate_bytes(self, data: bytes, kind: str | None = None, *, source: str = "<bytes>") -> Report:
         self._known_kind(kind)
@@ -313,16 +317,27 @@ class PayloadValidator:
             return _internal_error(source, kind, exc)
 
     def _validate_bytes(self, data: bytes, kind: str | None, source: str) -> Report:
-        with gc_paused(len(data) >= GC_PAUSE_BYTES):
+        if len(data) < GC_PAUSE_BYTES and len(data) < self.stream_bytes:  # a JSONL line: no stream, no pause
+            loaded = load_json_bytes(data, max_bytes=self.max_bytes)
+            report = self._from_loaded(loaded, kind, source)
+            if report.findings:
+                self._place(report, data, loaded)
+            return report
+        with gc_paused():
             report = self._streamed(data, kind, source) if len(data) >= self.stream_bytes and type(data) is bytes else None
             loaded = None
             if report is None:
                 loaded = load_json_bytes(data, max_bytes=self.max_bytes)
                 report = self._from_loaded(loaded, kind, source)
-            # Only a payload report points into this text (a subclass's whole-request report points into the request).
-            if (report.kind is None or report.kind in self.spec.kinds) and any(f.line is None for f in report.findings):
-                _add_positions(report, data, clean=loaded is not None and not loaded.problems)
+            if report.findings:
+                self._place(report, data, loaded)
         return report
+
+    def _place(self, report: Report, data: bytes, loaded: Loaded | None) -> None:
+        """Lines and columns for the findings of a payload report (a subclass's whole-request report points into
+        the request, not this text); ``loaded``: the loader's reading of ``data`` (None: streamed)."""
+        if (report.kind is None or report.kind in self.spec.kinds) and any(f.line is None for f in report.findings):
+            _add_positions(report, data, clean=loaded is not None and not loaded.problems)
 
     def validate_loaded(self, loaded: Loaded, kind: str | None = None, *, data: bytes | None = None,
                         source: str = "<bytes>") -> Report:
@@ -694,11 +709,13 @@ class PayloadValidator:
         return Finding(rule_id, severity, pointer, message, code, status, rule.ref, line, column)
 
     def _from_loaded(self, loaded: Loaded, kind: str | None, source: str) -> Report:
+        if not loaded.problems:  # nearly every input: nothing the loader found to report first
+            return self._validate(loaded.value, kind, source)
         decoding = [
             self._engine_finding((p.rule, p.message), getattr(p, "pointer", None) or "", p.line, p.column)
             for p in loaded.problems
         ]
-        if decoding and loaded.value is None:
+        if loaded.value is None:
             return Report(source, kind, decoding)
         report = self._validate(loaded.value, kind, source)
         report.findings[:0] = decoding
