@@ -297,7 +297,16 @@ def _make_validator(settings: dict):
 
 def _init_worker(settings: dict) -> None:
     global _WORKER
-    _WORKER = (_make_validator(settings), settings.get("kind"), settings)
+    if _FORKED_FROM is not None and _FORKED_FROM[2] is settings:
+        # A forked worker has the main process's validator already (made for these settings before the workers
+        # started): making it again would cost each worker the start the main process paid.
+        _WORKER = _FORKED_FROM
+    else:
+        _WORKER = (_make_validator(settings), settings.get("kind"), settings)
+
+
+# (validator, kind, settings) of the main process while its forked workers run (see _init_worker)
+_FORKED_FROM = None
 
 
 def _run_unit(unit: Unit, validator=None, kind=None) -> list:
@@ -521,18 +530,25 @@ def _validate_units(units: Iterator[Unit], validator, kind, settings, jobs: int,
         return reports
     import multiprocessing
 
+    global _FORKED_FROM
     # Unordered, so the progress line moves as each batch ends; the reports (or parts) are put back in input order.
     done: dict[int, list] = {}
-    with multiprocessing.get_context("spawn" if sys.platform == "win32" else "fork").Pool(
-        jobs, initializer=_init_worker, initargs=(settings,)
-    ) as pool:
-        if progress:
-            progress.start()
-        units = _first_lines(list(units), pool)
-        for index, size, inputs, batch in pool.imap_unordered(_run_numbered_unit, enumerate(units), chunksize=1):
-            done[index] = batch
+    forking = sys.platform != "win32"
+    if forking:
+        _FORKED_FROM = (validator, kind, settings)
+    try:
+        with multiprocessing.get_context("fork" if forking else "spawn").Pool(
+            jobs, initializer=_init_worker, initargs=(settings,)
+        ) as pool:
             if progress:
-                progress.advance(size, inputs)
+                progress.start()
+            units = _first_lines(list(units), pool)
+            for index, size, inputs, batch in pool.imap_unordered(_run_numbered_unit, enumerate(units), chunksize=1):
+                done[index] = batch
+                if progress:
+                    progress.advance(size, inputs)
+    finally:
+        _FORKED_FROM = None
     if settings.get("fmt"):
         return [done[index] for index in sorted(done)]
     return [report for index in sorted(done) for report in done[index]]
