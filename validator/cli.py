@@ -362,7 +362,7 @@ def _first_lines(units: list[Unit], pool) -> list[Unit]:
     """Each JSONL span where its lines begin and end and the number of its first line: the workers count the line
     ends of their spans (one C-speed pass over the file), the numbers are their running sums per file."""
     spans = [n for n, unit in enumerate(units) if unit.span is not None]
-    counted = pool.map(_span_lines, [units[n] for n in spans], chunksize=1)
+    counted = pool.map(_span_lines, [units[n] for n in spans])
     line = 1
     for n, (first, stop, newlines) in zip(spans, counted):
         unit = units[n]
@@ -529,25 +529,33 @@ def _validate_units(units: Iterator[Unit], validator, kind, settings, jobs: int,
                 progress.advance(unit.size, len(batch))
         return reports
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     global _FORKED_FROM
-    # Unordered, so the progress line moves as each batch ends; the reports (or parts) are put back in input order.
+    # Taken as each batch ends, so the progress line moves; the reports (or parts) are put back in input order.
+    # An executor, not multiprocessing.Pool: the Pool's worker-handling thread wakes on every result still in the
+    # pipe until its result thread has read it all, and spun for about a third of the main process's CPU time
+    # while the parts of a large report came in; the executor's one thread reads each result whole.
     done: dict[int, list] = {}
     forking = sys.platform != "win32"
     if forking:
         _FORKED_FROM = (validator, kind, settings)
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork" if forking else "spawn"),
+                               initializer=_init_worker, initargs=(settings,))
     try:
-        with multiprocessing.get_context("fork" if forking else "spawn").Pool(
-            jobs, initializer=_init_worker, initargs=(settings,)
-        ) as pool:
+        if progress:
+            progress.start()
+        units = _first_lines(list(units), pool)
+        for future in as_completed([pool.submit(_run_numbered_unit, numbered) for numbered in enumerate(units)]):
+            index, size, inputs, batch = future.result()
+            done[index] = batch
             if progress:
-                progress.start()
-            units = _first_lines(list(units), pool)
-            for index, size, inputs, batch in pool.imap_unordered(_run_numbered_unit, enumerate(units), chunksize=1):
-                done[index] = batch
-                if progress:
-                    progress.advance(size, inputs)
+                progress.advance(size, inputs)
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)  # a unit's error ends the run: the others are not waited for
+        raise
     finally:
+        pool.shutdown(wait=True)
         _FORKED_FROM = None
     if settings.get("fmt"):
         return [done[index] for index in sorted(done)]
