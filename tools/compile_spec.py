@@ -35,8 +35,8 @@ COMMAND = "python tools/compile_spec.py"
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from validator.engine import COMPILED_HELPERS, plan_for  # noqa: E402
-from validator.locate import ITEMS, VALUES, encode_pattern  # noqa: E402
+from validator.engine import COMPILED_HELPERS, plan_for, walk_order, walk_patterns  # noqa: E402
+from validator.locate import ITEMS, VALUES, Visit, compile_visit, encode_pattern  # noqa: E402
 from validator.rules import amounts, remittance  # noqa: E402
 from validator.spec import Spec, load_spec  # noqa: E402
 
@@ -231,6 +231,93 @@ def _emit(node: _Node, place: _Place, indent: str, out: list[str], spec: Spec, l
         _emit(node.items, _Place(child, depth + 1), indent + "        ", out, spec, layout, constants)
 
 
+def _pointer(parts: list[str]) -> str:
+    """The code of a pointer from its parts: literal text, or (a tuple) the code of a part known only while walking."""
+    merged: list = []
+    for part in parts:
+        if type(part) is str and merged and type(merged[-1]) is str:
+            merged[-1] += part
+        else:
+            merged.append(part)
+    return " + ".join(repr(part) if type(part) is str else part[0] for part in merged) if merged else "''"
+
+
+def _emit_find(node: Visit, place: _Place, pointer: list, indent: str, out: list[str], sites: list, spec: Spec, layout,
+               constants: _Constants) -> None:
+    """The general walk (validator.engine.PayloadValidator._walker) of ``node`` on ``place.var``, in its order: the
+    place's calls, then (an object) its members in the walk's order and a map's values, or (an array) its items. Each
+    call whose rule may find something there (its quick test fails, or it has none) is a hit: its site, the value and
+    the value's pointer, built only then (``pointer``: its parts so far)."""
+    var, depth = place.var, place.depth
+    tests = {index: _finds_nothing(sites[index][0], place, sites[index][1], sites[index][2], spec, layout, constants)
+             for index in node.calls}
+    needs = {found[0] for found in tests.values() if found is not None}
+    shared = {}  # test -> how many calls of the place it decides
+    for found in tests.values():
+        if found is not None and found[0] is not None:
+            shared[found[1]] = shared.get(found[1], 0) + 1
+    at = _pointer(pointer)
+
+    def calls(known: str, indent: str) -> list[str]:
+        """The place's calls where the value's type is ``known`` ("dict", "str", "list" or "other")."""
+        lines = []
+        named: dict[str, str] = {}  # a test several calls share: the name of its verdict, once computed
+        for index in node.calls:
+            found = tests[index]
+            hit = f"hit(({index}, {var}, {at}))"
+            if found is None or (found[0] not in ("any", known) and found[0] is not None):
+                lines.append(f"{indent}{hit}")
+            elif found[0] is not None:
+                test = found[1]
+                if test in named:
+                    lines.append(f"{indent}if not {named[test]}: {hit}")
+                elif shared[test] > 1:
+                    named[test] = f"_t{depth}_{len(named)}"
+                    lines.append(f"{indent}if not ({named[test]} := ({test})): {hit}")
+                else:
+                    lines.append(f"{indent}if not ({test}): {hit}")
+        return lines
+
+    child = f"v{depth + 1}"
+    branches = 0
+    if "dict" in needs or node.members or node.values is not None:
+        out.append(f"{indent}if type({var}) is dict:")
+        branches += 1
+        matched = any(sites[index][0] in _AMOUNT_MATCHED for index in node.calls)
+        if matched:  # the amount's grammar matched once for every test of it, here and at the amount itself
+            out.append(f"{indent}    _m{depth} = {constants.add(_amount_pattern())}(_s{depth}) "
+                       f"if type(_s{depth} := {var}.get('amount')) is str else None")
+        out.extend(calls("dict", indent + "    "))
+        for name, token, sub in node.members:
+            out.append(f"{indent}    if {name!r} in {var}:")
+            out.append(f"{indent}        {child} = {var}[{name!r}]")
+            match = f"_m{depth}" if matched and name == "amount" else None
+            _emit_find(sub, _Place(child, depth + 1, match), pointer + [token], indent + "        ", out, sites, spec,
+                       layout, constants)
+        if node.values is not None:
+            key = f"k{depth + 1}"
+            out.append(f"{indent}    for {key}, {child} in {var}.items():")
+            _emit_find(node.values, _Place(child, depth + 1), pointer + ["/", (f"escape_pointer_token({key})",)],
+                       indent + "        ", out, sites, spec, layout, constants)
+    if "str" in needs:
+        out.append(f"{indent}{'el' if branches else ''}if type({var}) is str:")
+        branches += 1
+        out.extend(calls("str", indent + "    "))
+    if node.items is not None:
+        position = f"i{depth + 1}"
+        out.append(f"{indent}{'el' if branches else ''}if type({var}) is list:")
+        branches += 1
+        out.extend(calls("list", indent + "    "))
+        out.append(f"{indent}    for {position}, {child} in enumerate({var}):")
+        _emit_find(node.items, _Place(child, depth + 1), pointer + ["/", (f"str({position})",)], indent + "        ",
+                   out, sites, spec, layout, constants)
+    if not branches:
+        out.extend(calls("other", indent))
+    elif rest := calls("other", indent + "    "):
+        out.append(f"{indent}else:")
+        out.extend(rest)
+
+
 def _uses(lines: list[str], names) -> list[str]:
     """The names of ``names`` the code ``lines`` reads, in the order given."""
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", "\n".join(lines)))
@@ -274,13 +361,22 @@ def build(spec: Spec | None = None) -> str:
             bound = _uses(body, _CONTEXT)  # read from the context once per call, not once per value
             bodies += [""] + [f"    def {name}(v0, ctx):" + (f"  # each item at {pattern!r}" if pattern else "")]
             bodies += [f"        {read} = {_CONTEXT[read]}" for read in bound] + body + ["        return True"]
+        # The find pass: the general walk's tree, in its order (validator.engine.walk_patterns), each call a site
+        index = {site: number for number, site in enumerate(sites)}
+        walk = compile_visit(walk_patterns(plan, lambda rule, pattern, target: index[(rule.id, pattern, target)]))
+        body = []
+        _emit_find(walk, _Place("v0", 0), [], "        ", body, sites, spec, plan.layout, constants)
+        bodies += ["", "    def find(v0, ctx):"] + [f"        {read} = {_CONTEXT[read]}" for read in _uses(body, _CONTEXT)]
+        bodies += ["        hits = []", "        hit = hits.append"] * bool(body) + body
+        bodies.append(f"        return {'hits' if body else '[]'}")
         helpers = _uses(bodies, COMPILED_HELPERS)
         out += [f"    {name} = helpers[{name!r}]" for name in helpers] + bodies
         out.append("")
-        out.append("    return {" + ", ".join(f"{pattern!r}: {name}" for pattern, name in passes) + "}")
+        out.append("    return {" + ", ".join(f"{pattern!r}: {name}" for pattern, name in passes) + "}, find")
         functions.append("\n".join(out))
         encoded = ", ".join(f"({rule_id!r}, {encode_pattern(pattern)!r}, {target!r})" for rule_id, pattern, target in sites)
-        table.append(f"    {kind_name!r}: (({encoded}{',' if len(sites) == 1 else ''}), _bind_{number}),")
+        order = walk_order(walk, lambda call, _path: call)
+        table.append(f"    {kind_name!r}: (({encoded}{',' if len(sites) == 1 else ''}), {order!r}, _bind_{number}),")
     parts = [HEADER, "\n".join(constants.lines), "", ""]
     parts.append("\n\n\n".join(functions))
     parts.append("\n\nKINDS = {\n" + "\n".join(table) + "\n}\n")

@@ -126,7 +126,81 @@ def _bind_0(calls, helpers):
             for _ in f16(v0, ctx, a16): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        _amount_digits = ctx.profile.amount_digits
+        _minor_units = ctx.minor_units
+        _today = ctx.today
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))): hit((11, v0, ''))
+            if not (_C0(v0)): hit((16, v0, ''))
+            if not (type(_a := v0.get('instructedAmount')) is dict and _a.get('currency') == 'EUR'): hit((4, v0, ''))
+            if not (('remittanceInformationStructured' not in v0 or 'remittanceInformationStructuredArray' not in v0) and ('remittanceInformationUnstructured' not in v0 or ('remittanceInformationStructured' not in v0 and 'remittanceInformationStructuredArray' not in v0))): hit((10, v0, ''))
+            if 'requestedExecutionDate' in v0:
+                v1 = v0['requestedExecutionDate']
+                if not ((_d := as_date(v1)) is None or _d >= _today): hit((5, v1, '/requestedExecutionDate'))
+            if 'creditorAccount' in v0:
+                v1 = v0['creditorAccount']
+                if type(v1) is dict:
+                    if not (_C3(v1)): hit((12, v1, '/creditorAccount'))
+                    if 'iban' in v1:
+                        v2 = v1['iban']
+                        if type(v2) is str:
+                            if not (_t2_0 := (iban_passes(v2))): hit((6, v2, '/creditorAccount/iban'))
+                            if not _t2_0: hit((8, v2, '/creditorAccount/iban'))
+                        else:
+                            hit((6, v2, '/creditorAccount/iban'))
+                            hit((8, v2, '/creditorAccount/iban'))
+                else:
+                    hit((12, v1, '/creditorAccount'))
+            if 'debtorAccount' in v0:
+                v1 = v0['debtorAccount']
+                if type(v1) is dict:
+                    if not (_C3(v1)): hit((14, v1, '/debtorAccount'))
+                    if 'iban' in v1:
+                        v2 = v1['iban']
+                        if type(v2) is str:
+                            if not (_t2_0 := (iban_passes(v2))): hit((7, v2, '/debtorAccount/iban'))
+                            if not _t2_0: hit((9, v2, '/debtorAccount/iban'))
+                        else:
+                            hit((7, v2, '/debtorAccount/iban'))
+                            hit((9, v2, '/debtorAccount/iban'))
+                else:
+                    hit((14, v1, '/debtorAccount'))
+            if 'instructedAmount' in v0:
+                v1 = v0['instructedAmount']
+                if type(v1) is dict:
+                    _m1 = _C2(_s1) if type(_s1 := v1.get('amount')) is str else None
+                    if not (_m1 is not None and _amount_digits != 'exact' and type(_c := v1.get('currency')) is str and len(_m1.group(2) or '') <= _minor_units.get(_c, -1)): hit((1, v1, '/instructedAmount'))
+                    if not (_m1 is not None and _s1.strip('0.') != ''): hit((2, v1, '/instructedAmount'))
+                    if not (_C1(v1)): hit((15, v1, '/instructedAmount'))
+                    if 'amount' in v1:
+                        v2 = v1['amount']
+                        if type(v2) is str:
+                            if not (_t2_0 := (_m1 is not None)): hit((0, v2, '/instructedAmount/amount'))
+                            if not _t2_0: hit((3, v2, '/instructedAmount/amount'))
+                        else:
+                            hit((0, v2, '/instructedAmount/amount'))
+                            hit((3, v2, '/instructedAmount/amount'))
+                else:
+                    hit((1, v1, '/instructedAmount'))
+                    hit((2, v1, '/instructedAmount'))
+                    hit((15, v1, '/instructedAmount'))
+            if 'creditorAddress' in v0:
+                v1 = v0['creditorAddress']
+                if type(v1) is dict:
+                    if not (_C4(v1)): hit((13, v1, '/creditorAddress'))
+                else:
+                    hit((13, v1, '/creditorAddress'))
+        else:
+            hit((11, v0, ''))
+            hit((16, v0, ''))
+            hit((4, v0, ''))
+            hit((10, v0, ''))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_1(calls, helpers):
@@ -354,7 +428,105 @@ def _bind_1(calls, helpers):
             for _ in f22(v0, ctx, a22): return False
         return True
 
-    return {(): accept_0, ('payments', 0): accept_1, ('payments', 0, 'remittanceInformationStructuredArray', 0): accept_2}
+    def find(v0, ctx):
+        _amount_digits = ctx.profile.amount_digits
+        _minor_units = ctx.minor_units
+        _kid_types = ctx.profile.kid_reference_types
+        _kid_algorithms = ctx.profile.kid_algorithms
+        _today = ctx.today
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))): hit((15, v0, ''))
+            if not (_C5(v0)): hit((23, v0, ''))
+            if 'requestedExecutionDate' in v0:
+                v1 = v0['requestedExecutionDate']
+                if not ((_d := as_date(v1)) is None or _d >= _today): hit((11, v1, '/requestedExecutionDate'))
+            if 'debtorAccount' in v0:
+                v1 = v0['debtorAccount']
+                if type(v1) is dict:
+                    if not (_t1_0 := (type(_b := v1.get('bban')) is str and bban_passes(_b))): hit((6, v1, '/debtorAccount'))
+                    if not _t1_0: hit((4, v1, '/debtorAccount'))
+                    if not (_C7(v1)): hit((16, v1, '/debtorAccount'))
+                else:
+                    hit((6, v1, '/debtorAccount'))
+                    hit((4, v1, '/debtorAccount'))
+                    hit((16, v1, '/debtorAccount'))
+            if 'payments' in v0:
+                v1 = v0['payments']
+                if type(v1) is list:
+                    for i2, v2 in enumerate(v1):
+                        if type(v2) is dict:
+                            if not (_C6(v2)): hit((17, v2, '/payments/' + str(i2)))
+                            if not ('remittanceInformationStructured' not in v2): hit((9, v2, '/payments/' + str(i2)))
+                            if not (type(_a := v2.get('instructedAmount')) is dict and _a.get('currency') == 'NOK'): hit((8, v2, '/payments/' + str(i2)))
+                            if not (('remittanceInformationStructured' not in v2 or 'remittanceInformationStructuredArray' not in v2) and ('remittanceInformationUnstructured' not in v2 or ('remittanceInformationStructured' not in v2 and 'remittanceInformationStructuredArray' not in v2))): hit((14, v2, '/payments/' + str(i2)))
+                            if 'creditorAccount' in v2:
+                                v3 = v2['creditorAccount']
+                                if type(v3) is dict:
+                                    if not (_t3_0 := (type(_b := v3.get('bban')) is str and bban_passes(_b))): hit((7, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                    if not _t3_0: hit((5, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                    if not (_C7(v3)): hit((18, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                else:
+                                    hit((7, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                    hit((5, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                    hit((18, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                            if 'instructedAmount' in v2:
+                                v3 = v2['instructedAmount']
+                                if type(v3) is dict:
+                                    _m3 = _C2(_s3) if type(_s3 := v3.get('amount')) is str else None
+                                    if not (_m3 is not None and _amount_digits != 'exact' and type(_c := v3.get('currency')) is str and len(_m3.group(2) or '') <= _minor_units.get(_c, -1)): hit((1, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    if not (_m3 is not None and _s3.strip('0.') != ''): hit((2, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    if not (_C1(v3)): hit((20, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    if 'amount' in v3:
+                                        v4 = v3['amount']
+                                        if type(v4) is str:
+                                            if not (_t4_0 := (_m3 is not None)): hit((0, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                            if not _t4_0: hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                        else:
+                                            hit((0, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                            hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                else:
+                                    hit((1, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    hit((2, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    hit((20, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                            if 'creditorAddress' in v2:
+                                v3 = v2['creditorAddress']
+                                if type(v3) is dict:
+                                    if not (_C8(v3)): hit((19, v3, '/payments/' + str(i2) + '/creditorAddress'))
+                                    if not ('city' not in v3): hit((10, v3, '/payments/' + str(i2) + '/creditorAddress'))
+                                else:
+                                    hit((19, v3, '/payments/' + str(i2) + '/creditorAddress'))
+                                    hit((10, v3, '/payments/' + str(i2) + '/creditorAddress'))
+                            if 'remittanceInformationStructured' in v2:
+                                v3 = v2['remittanceInformationStructured']
+                                if type(v3) is dict:
+                                    if not (_C9(v3)): hit((21, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
+                                    if not (v3.get('referenceType') not in _kid_types or (type(_r := v3.get('reference')) is str and kid_passes(_r, _kid_algorithms))): hit((12, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
+                                else:
+                                    hit((21, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
+                                    hit((12, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
+                            if 'remittanceInformationStructuredArray' in v2:
+                                v3 = v2['remittanceInformationStructuredArray']
+                                if type(v3) is list:
+                                    for i4, v4 in enumerate(v3):
+                                        if type(v4) is dict:
+                                            if not (_C9(v4)): hit((22, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
+                                            if not (v4.get('referenceType') not in _kid_types or (type(_r := v4.get('reference')) is str and kid_passes(_r, _kid_algorithms))): hit((13, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
+                                        else:
+                                            hit((22, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
+                                            hit((13, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
+                        else:
+                            hit((17, v2, '/payments/' + str(i2)))
+                            hit((9, v2, '/payments/' + str(i2)))
+                            hit((8, v2, '/payments/' + str(i2)))
+                            hit((14, v2, '/payments/' + str(i2)))
+        else:
+            hit((15, v0, ''))
+            hit((23, v0, ''))
+        return hits
+
+    return {(): accept_0, ('payments', 0): accept_1, ('payments', 0, 'remittanceInformationStructuredArray', 0): accept_2}, find
 
 
 def _bind_2(calls, helpers):
@@ -378,7 +550,27 @@ def _bind_2(calls, helpers):
                             for _ in f1(v2, ctx, a1): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if 'transactionFees' in v0:
+                v1 = v0['transactionFees']
+                if type(v1) is dict:
+                    hit((2, v1, '/transactionFees'))
+                    if 'amount' in v1:
+                        v2 = v1['amount']
+                        if type(v2) is str:
+                            if not (_t2_0 := (_C2(v2) is not None)): hit((0, v2, '/transactionFees/amount'))
+                            if not _t2_0: hit((1, v2, '/transactionFees/amount'))
+                        else:
+                            hit((0, v2, '/transactionFees/amount'))
+                            hit((1, v2, '/transactionFees/amount'))
+                else:
+                    hit((2, v1, '/transactionFees'))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_3(calls, helpers):
@@ -402,7 +594,27 @@ def _bind_3(calls, helpers):
                             for _ in f1(v2, ctx, a1): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if 'transactionFees' in v0:
+                v1 = v0['transactionFees']
+                if type(v1) is dict:
+                    hit((2, v1, '/transactionFees'))
+                    if 'amount' in v1:
+                        v2 = v1['amount']
+                        if type(v2) is str:
+                            if not (_t2_0 := (_C2(v2) is not None)): hit((0, v2, '/transactionFees/amount'))
+                            if not _t2_0: hit((1, v2, '/transactionFees/amount'))
+                        else:
+                            hit((0, v2, '/transactionFees/amount'))
+                            hit((1, v2, '/transactionFees/amount'))
+                else:
+                    hit((2, v1, '/transactionFees'))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_4(calls, helpers):
@@ -413,7 +625,13 @@ def _bind_4(calls, helpers):
         for _ in f0(v0, ctx, a0): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        hit((0, v0, ''))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_5(calls, helpers):
@@ -528,7 +746,86 @@ def _bind_5(calls, helpers):
                     for _ in f9(v1, ctx, a9): return False
         return True
 
-    return {(): accept_0, ('payments', 0): accept_1}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if 'creditorAccount' in v0:
+                v1 = v0['creditorAccount']
+                if type(v1) is dict:
+                    if not (_t1_0 := (type(_b := v1.get('bban')) is str and bban_passes(_b))): hit((7, v1, '/creditorAccount'))
+                    if not _t1_0: hit((4, v1, '/creditorAccount'))
+                    if 'iban' in v1:
+                        v2 = v1['iban']
+                        if type(v2) is str:
+                            if not (_t2_0 := (iban_passes(v2))): hit((10, v2, '/creditorAccount/iban'))
+                            if not _t2_0: hit((12, v2, '/creditorAccount/iban'))
+                        else:
+                            hit((10, v2, '/creditorAccount/iban'))
+                            hit((12, v2, '/creditorAccount/iban'))
+                else:
+                    hit((7, v1, '/creditorAccount'))
+                    hit((4, v1, '/creditorAccount'))
+            if 'debtorAccount' in v0:
+                v1 = v0['debtorAccount']
+                if type(v1) is dict:
+                    if not (_t1_0 := (type(_b := v1.get('bban')) is str and bban_passes(_b))): hit((8, v1, '/debtorAccount'))
+                    if not _t1_0: hit((5, v1, '/debtorAccount'))
+                    if 'iban' in v1:
+                        v2 = v1['iban']
+                        if type(v2) is str:
+                            if not (_t2_0 := (iban_passes(v2))): hit((11, v2, '/debtorAccount/iban'))
+                            if not _t2_0: hit((13, v2, '/debtorAccount/iban'))
+                        else:
+                            hit((11, v2, '/debtorAccount/iban'))
+                            hit((13, v2, '/debtorAccount/iban'))
+                else:
+                    hit((8, v1, '/debtorAccount'))
+                    hit((5, v1, '/debtorAccount'))
+            if 'payments' in v0:
+                v1 = v0['payments']
+                if type(v1) is list:
+                    for i2, v2 in enumerate(v1):
+                        if type(v2) is dict:
+                            if 'creditorAccount' in v2:
+                                v3 = v2['creditorAccount']
+                                if type(v3) is dict:
+                                    if not (_t3_0 := (type(_b := v3.get('bban')) is str and bban_passes(_b))): hit((9, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                    if not _t3_0: hit((6, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                else:
+                                    hit((9, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                    hit((6, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                            if 'instructedAmount' in v2:
+                                v3 = v2['instructedAmount']
+                                if type(v3) is dict:
+                                    hit((15, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    if 'amount' in v3:
+                                        v4 = v3['amount']
+                                        if type(v4) is str:
+                                            if not (_t4_0 := (_C2(v4) is not None)): hit((1, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                            if not _t4_0: hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                        else:
+                                            hit((1, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                            hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                else:
+                                    hit((15, v3, '/payments/' + str(i2) + '/instructedAmount'))
+            if 'instructedAmount' in v0:
+                v1 = v0['instructedAmount']
+                if type(v1) is dict:
+                    hit((14, v1, '/instructedAmount'))
+                    if 'amount' in v1:
+                        v2 = v1['amount']
+                        if type(v2) is str:
+                            if not (_t2_0 := (_C2(v2) is not None)): hit((0, v2, '/instructedAmount/amount'))
+                            if not _t2_0: hit((2, v2, '/instructedAmount/amount'))
+                        else:
+                            hit((0, v2, '/instructedAmount/amount'))
+                            hit((2, v2, '/instructedAmount/amount'))
+                else:
+                    hit((14, v1, '/instructedAmount'))
+        return hits
+
+    return {(): accept_0, ('payments', 0): accept_1}, find
 
 
 def _bind_6(calls, helpers):
@@ -537,7 +834,10 @@ def _bind_6(calls, helpers):
     def accept_0(v0, ctx):
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        return []
+
+    return {(): accept_0}, find
 
 
 def _bind_7(calls, helpers):
@@ -558,7 +858,24 @@ def _bind_7(calls, helpers):
             for _ in f4(v0, ctx, a4): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            hit((2, v0, ''))
+            hit((1, v0, ''))
+            if not (_C10(v0)): hit((4, v0, ''))
+            if 'paymentIds' in v0:
+                v1 = v0['paymentIds']
+                hit((3, v1, '/paymentIds'))
+                hit((0, v1, '/paymentIds'))
+        else:
+            hit((2, v0, ''))
+            hit((1, v0, ''))
+            hit((4, v0, ''))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_8(calls, helpers):
@@ -569,7 +886,13 @@ def _bind_8(calls, helpers):
         for _ in f0(v0, ctx, a0): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        hit((0, v0, ''))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_9(calls, helpers):
@@ -580,7 +903,13 @@ def _bind_9(calls, helpers):
         for _ in f0(v0, ctx, a0): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        hit((0, v0, ''))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_10(calls, helpers):
@@ -591,7 +920,13 @@ def _bind_10(calls, helpers):
         for _ in f0(v0, ctx, a0): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        hit((0, v0, ''))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_11(calls, helpers):
@@ -600,7 +935,10 @@ def _bind_11(calls, helpers):
     def accept_0(v0, ctx):
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        return []
+
+    return {(): accept_0}, find
 
 
 def _bind_12(calls, helpers):
@@ -609,7 +947,10 @@ def _bind_12(calls, helpers):
     def accept_0(v0, ctx):
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        return []
+
+    return {(): accept_0}, find
 
 
 def _bind_13(calls, helpers):
@@ -740,7 +1081,102 @@ def _bind_13(calls, helpers):
             for _ in f24(v0, ctx, a24): return False
         return True
 
-    return {(): accept_0, ('remittanceInformationStructuredArray', 0): accept_1}
+    def find(v0, ctx):
+        _amount_digits = ctx.profile.amount_digits
+        _minor_units = ctx.minor_units
+        _kid_types = ctx.profile.kid_reference_types
+        _kid_algorithms = ctx.profile.kid_algorithms
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))): hit((18, v0, ''))
+            hit((16, v0, ''))
+            hit((15, v0, ''))
+            hit((14, v0, ''))
+            if not (_C11(v0)): hit((25, v0, ''))
+            if not ('remittanceInformationStructured' not in v0): hit((10, v0, ''))
+            if not (type(_a := v0.get('instructedAmount')) is dict and _a.get('currency') == 'NOK'): hit((8, v0, ''))
+            if not (('remittanceInformationStructured' not in v0 or 'remittanceInformationStructuredArray' not in v0) and ('remittanceInformationUnstructured' not in v0 or ('remittanceInformationStructured' not in v0 and 'remittanceInformationStructuredArray' not in v0))): hit((17, v0, ''))
+            if 'creditorAccount' in v0:
+                v1 = v0['creditorAccount']
+                if type(v1) is dict:
+                    if not (_t1_0 := (type(_b := v1.get('bban')) is str and bban_passes(_b))): hit((6, v1, '/creditorAccount'))
+                    if not _t1_0: hit((4, v1, '/creditorAccount'))
+                    if not (_C7(v1)): hit((19, v1, '/creditorAccount'))
+                else:
+                    hit((6, v1, '/creditorAccount'))
+                    hit((4, v1, '/creditorAccount'))
+                    hit((19, v1, '/creditorAccount'))
+            if 'debtorAccount' in v0:
+                v1 = v0['debtorAccount']
+                if type(v1) is dict:
+                    if not (_t1_0 := (type(_b := v1.get('bban')) is str and bban_passes(_b))): hit((7, v1, '/debtorAccount'))
+                    if not _t1_0: hit((5, v1, '/debtorAccount'))
+                    if not (_C7(v1)): hit((21, v1, '/debtorAccount'))
+                else:
+                    hit((7, v1, '/debtorAccount'))
+                    hit((5, v1, '/debtorAccount'))
+                    hit((21, v1, '/debtorAccount'))
+            if 'instructedAmount' in v0:
+                v1 = v0['instructedAmount']
+                if type(v1) is dict:
+                    _m1 = _C2(_s1) if type(_s1 := v1.get('amount')) is str else None
+                    if not (_m1 is not None and _amount_digits != 'exact' and type(_c := v1.get('currency')) is str and len(_m1.group(2) or '') <= _minor_units.get(_c, -1)): hit((1, v1, '/instructedAmount'))
+                    if not (_m1 is not None and _s1.strip('0.') != ''): hit((2, v1, '/instructedAmount'))
+                    if not (_C1(v1)): hit((22, v1, '/instructedAmount'))
+                    if 'amount' in v1:
+                        v2 = v1['amount']
+                        if type(v2) is str:
+                            if not (_t2_0 := (_m1 is not None)): hit((0, v2, '/instructedAmount/amount'))
+                            if not _t2_0: hit((3, v2, '/instructedAmount/amount'))
+                        else:
+                            hit((0, v2, '/instructedAmount/amount'))
+                            hit((3, v2, '/instructedAmount/amount'))
+                else:
+                    hit((1, v1, '/instructedAmount'))
+                    hit((2, v1, '/instructedAmount'))
+                    hit((22, v1, '/instructedAmount'))
+            if 'monthsOfExecution' in v0:
+                v1 = v0['monthsOfExecution']
+                hit((13, v1, '/monthsOfExecution'))
+            if 'creditorAddress' in v0:
+                v1 = v0['creditorAddress']
+                if type(v1) is dict:
+                    if not (_C8(v1)): hit((20, v1, '/creditorAddress'))
+                    if not ('city' not in v1): hit((9, v1, '/creditorAddress'))
+                else:
+                    hit((20, v1, '/creditorAddress'))
+                    hit((9, v1, '/creditorAddress'))
+            if 'remittanceInformationStructured' in v0:
+                v1 = v0['remittanceInformationStructured']
+                if type(v1) is dict:
+                    if not (_C9(v1)): hit((23, v1, '/remittanceInformationStructured'))
+                    if not (v1.get('referenceType') not in _kid_types or (type(_r := v1.get('reference')) is str and kid_passes(_r, _kid_algorithms))): hit((11, v1, '/remittanceInformationStructured'))
+                else:
+                    hit((23, v1, '/remittanceInformationStructured'))
+                    hit((11, v1, '/remittanceInformationStructured'))
+            if 'remittanceInformationStructuredArray' in v0:
+                v1 = v0['remittanceInformationStructuredArray']
+                if type(v1) is list:
+                    for i2, v2 in enumerate(v1):
+                        if type(v2) is dict:
+                            if not (_C9(v2)): hit((24, v2, '/remittanceInformationStructuredArray/' + str(i2)))
+                            if not (v2.get('referenceType') not in _kid_types or (type(_r := v2.get('reference')) is str and kid_passes(_r, _kid_algorithms))): hit((12, v2, '/remittanceInformationStructuredArray/' + str(i2)))
+                        else:
+                            hit((24, v2, '/remittanceInformationStructuredArray/' + str(i2)))
+                            hit((12, v2, '/remittanceInformationStructuredArray/' + str(i2)))
+        else:
+            hit((18, v0, ''))
+            hit((16, v0, ''))
+            hit((15, v0, ''))
+            hit((14, v0, ''))
+            hit((25, v0, ''))
+            hit((10, v0, ''))
+            hit((8, v0, ''))
+            hit((17, v0, ''))
+        return hits
+
+    return {(): accept_0, ('remittanceInformationStructuredArray', 0): accept_1}, find
 
 
 def _bind_14(calls, helpers):
@@ -764,7 +1200,27 @@ def _bind_14(calls, helpers):
                             for _ in f1(v2, ctx, a1): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if 'transactionFees' in v0:
+                v1 = v0['transactionFees']
+                if type(v1) is dict:
+                    hit((2, v1, '/transactionFees'))
+                    if 'amount' in v1:
+                        v2 = v1['amount']
+                        if type(v2) is str:
+                            if not (_t2_0 := (_C2(v2) is not None)): hit((0, v2, '/transactionFees/amount'))
+                            if not _t2_0: hit((1, v2, '/transactionFees/amount'))
+                        else:
+                            hit((0, v2, '/transactionFees/amount'))
+                            hit((1, v2, '/transactionFees/amount'))
+                else:
+                    hit((2, v1, '/transactionFees'))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_15(calls, helpers):
@@ -779,7 +1235,16 @@ def _bind_15(calls, helpers):
             for _ in f0(v0, ctx, a0): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if not (_C12(v0)): hit((0, v0, ''))
+        else:
+            hit((0, v0, ''))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_16(calls, helpers):
@@ -788,7 +1253,10 @@ def _bind_16(calls, helpers):
     def accept_0(v0, ctx):
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        return []
+
+    return {(): accept_0}, find
 
 
 def _bind_17(calls, helpers):
@@ -799,7 +1267,13 @@ def _bind_17(calls, helpers):
         for _ in f0(v0, ctx, a0): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        hit((0, v0, ''))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_18(calls, helpers):
@@ -808,7 +1282,10 @@ def _bind_18(calls, helpers):
     def accept_0(v0, ctx):
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        return []
+
+    return {(): accept_0}, find
 
 
 def _bind_19(calls, helpers):
@@ -817,7 +1294,10 @@ def _bind_19(calls, helpers):
     def accept_0(v0, ctx):
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        return []
+
+    return {(): accept_0}, find
 
 
 def _bind_20(calls, helpers):
@@ -826,7 +1306,10 @@ def _bind_20(calls, helpers):
     def accept_0(v0, ctx):
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        return []
+
+    return {(): accept_0}, find
 
 
 def _bind_21(calls, helpers):
@@ -835,7 +1318,10 @@ def _bind_21(calls, helpers):
     def accept_0(v0, ctx):
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        return []
+
+    return {(): accept_0}, find
 
 
 def _bind_22(calls, helpers):
@@ -850,7 +1336,16 @@ def _bind_22(calls, helpers):
             for _ in f0(v0, ctx, a0): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if not (_C13(v0)): hit((0, v0, ''))
+        else:
+            hit((0, v0, ''))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_23(calls, helpers):
@@ -906,7 +1401,38 @@ def _bind_23(calls, helpers):
             for _ in f2(v0, ctx, a2): return False
         return True
 
-    return {(): accept_0, ('balances', 0): accept_1}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if not (_C14(v0)): hit((4, v0, ''))
+            if 'iban' in v0:
+                v1 = v0['iban']
+                if type(v1) is str:
+                    if not (_t1_0 := (iban_passes(v1))): hit((0, v1, '/iban'))
+                    if not _t1_0: hit((1, v1, '/iban'))
+                else:
+                    hit((0, v1, '/iban'))
+                    hit((1, v1, '/iban'))
+            if 'balances' in v0:
+                v1 = v0['balances']
+                if type(v1) is list:
+                    for i2, v2 in enumerate(v1):
+                        if type(v2) is dict:
+                            if not (_C15(v2)): hit((2, v2, '/balances/' + str(i2)))
+                            if 'balanceAmount' in v2:
+                                v3 = v2['balanceAmount']
+                                if type(v3) is dict:
+                                    if not (_C1(v3)): hit((3, v3, '/balances/' + str(i2) + '/balanceAmount'))
+                                else:
+                                    hit((3, v3, '/balances/' + str(i2) + '/balanceAmount'))
+                        else:
+                            hit((2, v2, '/balances/' + str(i2)))
+        else:
+            hit((4, v0, ''))
+        return hits
+
+    return {(): accept_0, ('balances', 0): accept_1}, find
 
 
 def _bind_24(calls, helpers):
@@ -927,7 +1453,21 @@ def _bind_24(calls, helpers):
                     for _ in f1(v1, ctx, a1): return False
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if 'iban' in v0:
+                v1 = v0['iban']
+                if type(v1) is str:
+                    if not (_t1_0 := (iban_passes(v1))): hit((0, v1, '/iban'))
+                    if not _t1_0: hit((1, v1, '/iban'))
+                else:
+                    hit((0, v1, '/iban'))
+                    hit((1, v1, '/iban'))
+        return hits
+
+    return {(): accept_0}, find
 
 
 def _bind_25(calls, helpers):
@@ -980,7 +1520,36 @@ def _bind_25(calls, helpers):
             for _ in f0(v0, ctx, a0): return False
         return True
 
-    return {(): accept_0, ('balances', 0): accept_1}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is dict:
+            if not (_C16(v0)): hit((3, v0, ''))
+            if 'creditLimit' in v0:
+                v1 = v0['creditLimit']
+                if type(v1) is dict:
+                    if not (_C1(v1)): hit((2, v1, '/creditLimit'))
+                else:
+                    hit((2, v1, '/creditLimit'))
+            if 'balances' in v0:
+                v1 = v0['balances']
+                if type(v1) is list:
+                    for i2, v2 in enumerate(v1):
+                        if type(v2) is dict:
+                            if not (_C15(v2)): hit((0, v2, '/balances/' + str(i2)))
+                            if 'balanceAmount' in v2:
+                                v3 = v2['balanceAmount']
+                                if type(v3) is dict:
+                                    if not (_C1(v3)): hit((1, v3, '/balances/' + str(i2) + '/balanceAmount'))
+                                else:
+                                    hit((1, v3, '/balances/' + str(i2) + '/balanceAmount'))
+                        else:
+                            hit((0, v2, '/balances/' + str(i2)))
+        else:
+            hit((3, v0, ''))
+        return hits
+
+    return {(): accept_0, ('balances', 0): accept_1}, find
 
 
 def _bind_26(calls, helpers):
@@ -989,7 +1558,10 @@ def _bind_26(calls, helpers):
     def accept_0(v0, ctx):
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        return []
+
+    return {(): accept_0}, find
 
 
 def _bind_27(calls, helpers):
@@ -998,7 +1570,10 @@ def _bind_27(calls, helpers):
     def accept_0(v0, ctx):
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        return []
+
+    return {(): accept_0}, find
 
 
 def _bind_28(calls, helpers):
@@ -1053,7 +1628,32 @@ def _bind_28(calls, helpers):
             for _ in f3(v0, ctx, a3): return False
         return True
 
-    return {(): accept_0, (0,): accept_1}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is list:
+            for i1, v1 in enumerate(v0):
+                if type(v1) is dict:
+                    hit((0, v1, '/' + str(i1)))
+                    if not (_C17(v1)): hit((3, v1, '/' + str(i1)))
+                    if 'creditorAccount' in v1:
+                        v2 = v1['creditorAccount']
+                        if type(v2) is dict:
+                            if not (_C18(v2)): hit((1, v2, '/' + str(i1) + '/creditorAccount'))
+                        else:
+                            hit((1, v2, '/' + str(i1) + '/creditorAccount'))
+                    if 'debtorAccount' in v1:
+                        v2 = v1['debtorAccount']
+                        if type(v2) is dict:
+                            if not (_C18(v2)): hit((2, v2, '/' + str(i1) + '/debtorAccount'))
+                        else:
+                            hit((2, v2, '/' + str(i1) + '/debtorAccount'))
+                else:
+                    hit((0, v1, '/' + str(i1)))
+                    hit((3, v1, '/' + str(i1)))
+        return hits
+
+    return {(): accept_0, (0,): accept_1}, find
 
 
 def _bind_29(calls, helpers):
@@ -1150,7 +1750,50 @@ def _bind_29(calls, helpers):
             for _ in f6(v0, ctx, a6): return False
         return True
 
-    return {(): accept_0, (0,): accept_1}
+    def find(v0, ctx):
+        hits = []
+        hit = hits.append
+        if type(v0) is list:
+            for i1, v1 in enumerate(v0):
+                if type(v1) is dict:
+                    hit((0, v1, '/' + str(i1)))
+                    if not (_C19(v1)): hit((6, v1, '/' + str(i1)))
+                    if 'transactionAmount' in v1:
+                        v2 = v1['transactionAmount']
+                        if type(v2) is dict:
+                            if not (_C1(v2)): hit((5, v2, '/' + str(i1) + '/transactionAmount'))
+                        else:
+                            hit((5, v2, '/' + str(i1) + '/transactionAmount'))
+                    if 'originalAmount' in v1:
+                        v2 = v1['originalAmount']
+                        if type(v2) is dict:
+                            if not (_C1(v2)): hit((4, v2, '/' + str(i1) + '/originalAmount'))
+                        else:
+                            hit((4, v2, '/' + str(i1) + '/originalAmount'))
+                    if 'currencyExchange' in v1:
+                        v2 = v1['currencyExchange']
+                        if type(v2) is dict:
+                            if not (_C20(v2)): hit((2, v2, '/' + str(i1) + '/currencyExchange'))
+                        else:
+                            hit((2, v2, '/' + str(i1) + '/currencyExchange'))
+                    if 'markupFee' in v1:
+                        v2 = v1['markupFee']
+                        if type(v2) is dict:
+                            if not (_C1(v2)): hit((3, v2, '/' + str(i1) + '/markupFee'))
+                        else:
+                            hit((3, v2, '/' + str(i1) + '/markupFee'))
+                    if 'cardAcceptorAddress' in v1:
+                        v2 = v1['cardAcceptorAddress']
+                        if type(v2) is dict:
+                            if not (_C4(v2)): hit((1, v2, '/' + str(i1) + '/cardAcceptorAddress'))
+                        else:
+                            hit((1, v2, '/' + str(i1) + '/cardAcceptorAddress'))
+                else:
+                    hit((0, v1, '/' + str(i1)))
+                    hit((6, v1, '/' + str(i1)))
+        return hits
+
+    return {(): accept_0, (0,): accept_1}, find
 
 
 def _bind_30(calls, helpers):
@@ -1159,39 +1802,42 @@ def _bind_30(calls, helpers):
     def accept_0(v0, ctx):
         return True
 
-    return {(): accept_0}
+    def find(v0, ctx):
+        return []
+
+    return {(): accept_0}, find
 
 
 KINDS = {
-    'sepa-credit-transfer': ((('amount-grammar', ('instructedAmount', 'amount'), 'amount-grammar'), ('amount-minor-units', ('instructedAmount',), 'Amount'), ('amount-positive', ('instructedAmount',), 'amount-positive'), ('amount-precision', ('instructedAmount', 'amount'), 'amount-precision'), ('currency-product-mismatch', (), 'SepaCreditTransferRequest'), ('execution-date-past', ('requestedExecutionDate',), 'ExecutionDate'), ('iban-invalid', ('creditorAccount', 'iban'), 'iban-invalid'), ('iban-invalid', ('debtorAccount', 'iban'), 'iban-invalid'), ('iban-national-check', ('creditorAccount', 'iban'), 'iban-invalid'), ('iban-national-check', ('debtorAccount', 'iban'), 'iban-invalid'), ('remittance-exclusive', (), 'SepaCreditTransferRequest'), ('same-debtor-creditor', (), 'SepaCreditTransferRequest'), ('unknown-property', ('creditorAccount',), '@object'), ('unknown-property', ('creditorAddress',), '@object'), ('unknown-property', ('debtorAccount',), '@object'), ('unknown-property', ('instructedAmount',), '@object'), ('unknown-property', (), '@object')), _bind_0),
-    'bulk-payment': ((('amount-grammar', ('payments', 0, 'instructedAmount', 'amount'), 'amount-grammar'), ('amount-minor-units', ('payments', 0, 'instructedAmount'), 'Amount'), ('amount-positive', ('payments', 0, 'instructedAmount'), 'amount-positive'), ('amount-precision', ('payments', 0, 'instructedAmount', 'amount'), 'amount-precision'), ('bban-check-digit', ('debtorAccount',), 'AccountReferenceBban'), ('bban-check-digit', ('payments', 0, 'creditorAccount'), 'AccountReferenceBban'), ('bban-format', ('debtorAccount',), 'AccountReferenceBban'), ('bban-format', ('payments', 0, 'creditorAccount'), 'AccountReferenceBban'), ('currency-product-mismatch', ('payments', 0), 'BulkEntry'), ('deprecated-property', ('payments', 0), '@object'), ('deprecated-property', ('payments', 0, 'creditorAddress'), '@object'), ('execution-date-past', ('requestedExecutionDate',), 'ExecutionDate'), ('kid-invalid', ('payments', 0, 'remittanceInformationStructured'), 'RemittanceStructured'), ('kid-invalid', ('payments', 0, 'remittanceInformationStructuredArray', 0), 'RemittanceStructured'), ('remittance-exclusive', ('payments', 0), 'BulkEntry'), ('same-debtor-creditor', (), 'BulkPaymentRequest'), ('unknown-property', ('debtorAccount',), '@object'), ('unknown-property', ('payments', 0), '@object'), ('unknown-property', ('payments', 0, 'creditorAccount'), '@object'), ('unknown-property', ('payments', 0, 'creditorAddress'), '@object'), ('unknown-property', ('payments', 0, 'instructedAmount'), '@object'), ('unknown-property', ('payments', 0, 'remittanceInformationStructured'), '@object'), ('unknown-property', ('payments', 0, 'remittanceInformationStructuredArray', 0), '@object'), ('unknown-property', (), '@object')), _bind_1),
-    'payment-response': ((('amount-grammar', ('transactionFees', 'amount'), 'amount-grammar'), ('amount-precision', ('transactionFees', 'amount'), 'amount-precision'), ('response-amount-digits', ('transactionFees',), 'Amount')), _bind_2),
-    'bulk-payment-response': ((('amount-grammar', ('transactionFees', 'amount'), 'amount-grammar'), ('amount-precision', ('transactionFees', 'amount'), 'amount-precision'), ('response-amount-digits', ('transactionFees',), 'Amount')), _bind_3),
-    'payment-status': ((('funds-unavailable-rejected', (), 'PaymentStatusResponse'),), _bind_4),
-    'payment-detail': ((('amount-grammar', ('instructedAmount', 'amount'), 'amount-grammar'), ('amount-grammar', ('payments', 0, 'instructedAmount', 'amount'), 'amount-grammar'), ('amount-precision', ('instructedAmount', 'amount'), 'amount-precision'), ('amount-precision', ('payments', 0, 'instructedAmount', 'amount'), 'amount-precision'), ('bban-check-digit', ('creditorAccount',), 'AccountReferenceBban'), ('bban-check-digit', ('debtorAccount',), 'AccountReferenceBban'), ('bban-check-digit', ('payments', 0, 'creditorAccount'), 'AccountReferenceBban'), ('bban-format', ('creditorAccount',), 'AccountReferenceBban'), ('bban-format', ('debtorAccount',), 'AccountReferenceBban'), ('bban-format', ('payments', 0, 'creditorAccount'), 'AccountReferenceBban'), ('iban-invalid', ('creditorAccount', 'iban'), 'iban-invalid'), ('iban-invalid', ('debtorAccount', 'iban'), 'iban-invalid'), ('iban-national-check', ('creditorAccount', 'iban'), 'iban-invalid'), ('iban-national-check', ('debtorAccount', 'iban'), 'iban-invalid'), ('response-amount-digits', ('instructedAmount',), 'Amount'), ('response-amount-digits', ('payments', 0, 'instructedAmount'), 'Amount')), _bind_5),
-    'payment-cancellation': ((), _bind_6),
-    'signing-basket': ((('basket-duplicate-ids', ('paymentIds',), 'basket-duplicate-ids'), ('basket-payment-unknown', (), 'SigningBasketRequest'), ('basket-reference-mix', (), 'SigningBasketRequest'), ('basket-size', ('paymentIds',), 'basket-size'), ('unknown-property', (), '@object')), _bind_7),
-    'signing-basket-response': ((('basket-status-worst-case', (), 'SigningBasketResponse'),), _bind_8),
-    'signing-basket-detail': ((('basket-status-worst-case', (), 'SigningBasket'),), _bind_9),
-    'signing-basket-status': ((('basket-status-worst-case', (), 'SigningBasketStatusResponse'),), _bind_10),
-    'authorisation-response': ((), _bind_11),
-    'sca-status': ((), _bind_12),
-    'periodic-payment': ((('amount-grammar', ('instructedAmount', 'amount'), 'amount-grammar'), ('amount-minor-units', ('instructedAmount',), 'Amount'), ('amount-positive', ('instructedAmount',), 'amount-positive'), ('amount-precision', ('instructedAmount', 'amount'), 'amount-precision'), ('bban-check-digit', ('creditorAccount',), 'AccountReferenceBban'), ('bban-check-digit', ('debtorAccount',), 'AccountReferenceBban'), ('bban-format', ('creditorAccount',), 'AccountReferenceBban'), ('bban-format', ('debtorAccount',), 'AccountReferenceBban'), ('currency-product-mismatch', (), 'BulkEntry'), ('deprecated-property', ('creditorAddress',), '@object'), ('deprecated-property', (), '@object'), ('kid-invalid', ('remittanceInformationStructured',), 'RemittanceStructured'), ('kid-invalid', ('remittanceInformationStructuredArray', 0), 'RemittanceStructured'), ('months-of-execution-duplicate', ('monthsOfExecution',), 'months-of-execution-duplicate'), ('months-of-execution-frequency', (), 'PeriodicPaymentRequest'), ('periodic-end-before-start', (), 'PeriodicPaymentRequest'), ('periodic-start-date-past', (), 'PeriodicPaymentRequest'), ('remittance-exclusive', (), 'BulkEntry'), ('same-debtor-creditor', (), 'PeriodicPaymentRequest'), ('unknown-property', ('creditorAccount',), '@object'), ('unknown-property', ('creditorAddress',), '@object'), ('unknown-property', ('debtorAccount',), '@object'), ('unknown-property', ('instructedAmount',), '@object'), ('unknown-property', ('remittanceInformationStructured',), '@object'), ('unknown-property', ('remittanceInformationStructuredArray', 0), '@object'), ('unknown-property', (), '@object')), _bind_13),
-    'periodic-payment-response': ((('amount-grammar', ('transactionFees', 'amount'), 'amount-grammar'), ('amount-precision', ('transactionFees', 'amount'), 'amount-precision'), ('response-amount-digits', ('transactionFees',), 'Amount')), _bind_14),
-    'batch-run': ((('unknown-property', (), '@object'),), _bind_15),
-    'batch-run-response': ((), _bind_16),
-    'error': ((('error-status-code', (), 'ErrorBody'),), _bind_17),
-    'sca-redirect': ((), _bind_18),
-    'tpp-messages-error': ((), _bind_19),
-    'sandbox-customer-response': ((), _bind_20),
-    'sandbox-customers': ((), _bind_21),
-    'sandbox-customer': ((('unknown-property', (), '@object'),), _bind_22),
-    'sandbox-account': ((('iban-invalid', ('iban',), 'iban-invalid'), ('iban-national-check', ('iban',), 'iban-invalid'), ('unknown-property', ('balances', 0), '@object'), ('unknown-property', ('balances', 0, 'balanceAmount'), '@object'), ('unknown-property', (), '@object')), _bind_23),
-    'sandbox-account-response': ((('iban-invalid', ('iban',), 'iban-invalid'), ('iban-national-check', ('iban',), 'iban-invalid')), _bind_24),
-    'sandbox-card-account': ((('unknown-property', ('balances', 0), '@object'), ('unknown-property', ('balances', 0, 'balanceAmount'), '@object'), ('unknown-property', ('creditLimit',), '@object'), ('unknown-property', (), '@object')), _bind_25),
-    'sandbox-card-account-response': ((), _bind_26),
-    'account-transactions': ((), _bind_27),
-    'sandbox-account-transactions': ((('booking-after-value', (0,), 'SandboxAccountTransactionInput'), ('unknown-property', (0, 'creditorAccount'), '@object'), ('unknown-property', (0, 'debtorAccount'), '@object'), ('unknown-property', (0,), '@object')), _bind_28),
-    'card-transactions': ((('card-date-future', (0,), 'SandboxCardTransactionInput'), ('unknown-property', (0, 'cardAcceptorAddress'), '@object'), ('unknown-property', (0, 'currencyExchange'), '@object'), ('unknown-property', (0, 'markupFee'), '@object'), ('unknown-property', (0, 'originalAmount'), '@object'), ('unknown-property', (0, 'transactionAmount'), '@object'), ('unknown-property', (0,), '@object')), _bind_29),
-    'card-transactions-response': ((), _bind_30),
+    'sepa-credit-transfer': ((('amount-grammar', ('instructedAmount', 'amount'), 'amount-grammar'), ('amount-minor-units', ('instructedAmount',), 'Amount'), ('amount-positive', ('instructedAmount',), 'amount-positive'), ('amount-precision', ('instructedAmount', 'amount'), 'amount-precision'), ('currency-product-mismatch', (), 'SepaCreditTransferRequest'), ('execution-date-past', ('requestedExecutionDate',), 'ExecutionDate'), ('iban-invalid', ('creditorAccount', 'iban'), 'iban-invalid'), ('iban-invalid', ('debtorAccount', 'iban'), 'iban-invalid'), ('iban-national-check', ('creditorAccount', 'iban'), 'iban-invalid'), ('iban-national-check', ('debtorAccount', 'iban'), 'iban-invalid'), ('remittance-exclusive', (), 'SepaCreditTransferRequest'), ('same-debtor-creditor', (), 'SepaCreditTransferRequest'), ('unknown-property', ('creditorAccount',), '@object'), ('unknown-property', ('creditorAddress',), '@object'), ('unknown-property', ('debtorAccount',), '@object'), ('unknown-property', ('instructedAmount',), '@object'), ('unknown-property', (), '@object')), ((11, 16, 4, 10), (('requestedExecutionDate', ((5,), (), None, None)), ('creditorAccount', ((12,), (('iban', ((6, 8), (), None, None)),), None, None)), ('debtorAccount', ((14,), (('iban', ((7, 9), (), None, None)),), None, None)), ('instructedAmount', ((1, 2, 15), (('amount', ((0, 3), (), None, None)),), None, None)), ('creditorAddress', ((13,), (), None, None))), None, None), _bind_0),
+    'bulk-payment': ((('amount-grammar', ('payments', 0, 'instructedAmount', 'amount'), 'amount-grammar'), ('amount-minor-units', ('payments', 0, 'instructedAmount'), 'Amount'), ('amount-positive', ('payments', 0, 'instructedAmount'), 'amount-positive'), ('amount-precision', ('payments', 0, 'instructedAmount', 'amount'), 'amount-precision'), ('bban-check-digit', ('debtorAccount',), 'AccountReferenceBban'), ('bban-check-digit', ('payments', 0, 'creditorAccount'), 'AccountReferenceBban'), ('bban-format', ('debtorAccount',), 'AccountReferenceBban'), ('bban-format', ('payments', 0, 'creditorAccount'), 'AccountReferenceBban'), ('currency-product-mismatch', ('payments', 0), 'BulkEntry'), ('deprecated-property', ('payments', 0), '@object'), ('deprecated-property', ('payments', 0, 'creditorAddress'), '@object'), ('execution-date-past', ('requestedExecutionDate',), 'ExecutionDate'), ('kid-invalid', ('payments', 0, 'remittanceInformationStructured'), 'RemittanceStructured'), ('kid-invalid', ('payments', 0, 'remittanceInformationStructuredArray', 0), 'RemittanceStructured'), ('remittance-exclusive', ('payments', 0), 'BulkEntry'), ('same-debtor-creditor', (), 'BulkPaymentRequest'), ('unknown-property', ('debtorAccount',), '@object'), ('unknown-property', ('payments', 0), '@object'), ('unknown-property', ('payments', 0, 'creditorAccount'), '@object'), ('unknown-property', ('payments', 0, 'creditorAddress'), '@object'), ('unknown-property', ('payments', 0, 'instructedAmount'), '@object'), ('unknown-property', ('payments', 0, 'remittanceInformationStructured'), '@object'), ('unknown-property', ('payments', 0, 'remittanceInformationStructuredArray', 0), '@object'), ('unknown-property', (), '@object')), ((15, 23), (('requestedExecutionDate', ((11,), (), None, None)), ('debtorAccount', ((6, 4, 16), (), None, None)), ('payments', ((), (), None, ((17, 9, 8, 14), (('creditorAccount', ((7, 5, 18), (), None, None)), ('instructedAmount', ((1, 2, 20), (('amount', ((0, 3), (), None, None)),), None, None)), ('creditorAddress', ((19, 10), (), None, None)), ('remittanceInformationStructured', ((21, 12), (), None, None)), ('remittanceInformationStructuredArray', ((), (), None, ((22, 13), (), None, None)))), None, None)))), None, None), _bind_1),
+    'payment-response': ((('amount-grammar', ('transactionFees', 'amount'), 'amount-grammar'), ('amount-precision', ('transactionFees', 'amount'), 'amount-precision'), ('response-amount-digits', ('transactionFees',), 'Amount')), ((), (('transactionFees', ((2,), (('amount', ((0, 1), (), None, None)),), None, None)),), None, None), _bind_2),
+    'bulk-payment-response': ((('amount-grammar', ('transactionFees', 'amount'), 'amount-grammar'), ('amount-precision', ('transactionFees', 'amount'), 'amount-precision'), ('response-amount-digits', ('transactionFees',), 'Amount')), ((), (('transactionFees', ((2,), (('amount', ((0, 1), (), None, None)),), None, None)),), None, None), _bind_3),
+    'payment-status': ((('funds-unavailable-rejected', (), 'PaymentStatusResponse'),), ((0,), (), None, None), _bind_4),
+    'payment-detail': ((('amount-grammar', ('instructedAmount', 'amount'), 'amount-grammar'), ('amount-grammar', ('payments', 0, 'instructedAmount', 'amount'), 'amount-grammar'), ('amount-precision', ('instructedAmount', 'amount'), 'amount-precision'), ('amount-precision', ('payments', 0, 'instructedAmount', 'amount'), 'amount-precision'), ('bban-check-digit', ('creditorAccount',), 'AccountReferenceBban'), ('bban-check-digit', ('debtorAccount',), 'AccountReferenceBban'), ('bban-check-digit', ('payments', 0, 'creditorAccount'), 'AccountReferenceBban'), ('bban-format', ('creditorAccount',), 'AccountReferenceBban'), ('bban-format', ('debtorAccount',), 'AccountReferenceBban'), ('bban-format', ('payments', 0, 'creditorAccount'), 'AccountReferenceBban'), ('iban-invalid', ('creditorAccount', 'iban'), 'iban-invalid'), ('iban-invalid', ('debtorAccount', 'iban'), 'iban-invalid'), ('iban-national-check', ('creditorAccount', 'iban'), 'iban-invalid'), ('iban-national-check', ('debtorAccount', 'iban'), 'iban-invalid'), ('response-amount-digits', ('instructedAmount',), 'Amount'), ('response-amount-digits', ('payments', 0, 'instructedAmount'), 'Amount')), ((), (('creditorAccount', ((7, 4), (('iban', ((10, 12), (), None, None)),), None, None)), ('debtorAccount', ((8, 5), (('iban', ((11, 13), (), None, None)),), None, None)), ('payments', ((), (), None, ((), (('creditorAccount', ((9, 6), (), None, None)), ('instructedAmount', ((15,), (('amount', ((1, 3), (), None, None)),), None, None))), None, None))), ('instructedAmount', ((14,), (('amount', ((0, 2), (), None, None)),), None, None))), None, None), _bind_5),
+    'payment-cancellation': ((), None, _bind_6),
+    'signing-basket': ((('basket-duplicate-ids', ('paymentIds',), 'basket-duplicate-ids'), ('basket-payment-unknown', (), 'SigningBasketRequest'), ('basket-reference-mix', (), 'SigningBasketRequest'), ('basket-size', ('paymentIds',), 'basket-size'), ('unknown-property', (), '@object')), ((2, 1, 4), (('paymentIds', ((3, 0), (), None, None)),), None, None), _bind_7),
+    'signing-basket-response': ((('basket-status-worst-case', (), 'SigningBasketResponse'),), ((0,), (), None, None), _bind_8),
+    'signing-basket-detail': ((('basket-status-worst-case', (), 'SigningBasket'),), ((0,), (), None, None), _bind_9),
+    'signing-basket-status': ((('basket-status-worst-case', (), 'SigningBasketStatusResponse'),), ((0,), (), None, None), _bind_10),
+    'authorisation-response': ((), None, _bind_11),
+    'sca-status': ((), None, _bind_12),
+    'periodic-payment': ((('amount-grammar', ('instructedAmount', 'amount'), 'amount-grammar'), ('amount-minor-units', ('instructedAmount',), 'Amount'), ('amount-positive', ('instructedAmount',), 'amount-positive'), ('amount-precision', ('instructedAmount', 'amount'), 'amount-precision'), ('bban-check-digit', ('creditorAccount',), 'AccountReferenceBban'), ('bban-check-digit', ('debtorAccount',), 'AccountReferenceBban'), ('bban-format', ('creditorAccount',), 'AccountReferenceBban'), ('bban-format', ('debtorAccount',), 'AccountReferenceBban'), ('currency-product-mismatch', (), 'BulkEntry'), ('deprecated-property', ('creditorAddress',), '@object'), ('deprecated-property', (), '@object'), ('kid-invalid', ('remittanceInformationStructured',), 'RemittanceStructured'), ('kid-invalid', ('remittanceInformationStructuredArray', 0), 'RemittanceStructured'), ('months-of-execution-duplicate', ('monthsOfExecution',), 'months-of-execution-duplicate'), ('months-of-execution-frequency', (), 'PeriodicPaymentRequest'), ('periodic-end-before-start', (), 'PeriodicPaymentRequest'), ('periodic-start-date-past', (), 'PeriodicPaymentRequest'), ('remittance-exclusive', (), 'BulkEntry'), ('same-debtor-creditor', (), 'PeriodicPaymentRequest'), ('unknown-property', ('creditorAccount',), '@object'), ('unknown-property', ('creditorAddress',), '@object'), ('unknown-property', ('debtorAccount',), '@object'), ('unknown-property', ('instructedAmount',), '@object'), ('unknown-property', ('remittanceInformationStructured',), '@object'), ('unknown-property', ('remittanceInformationStructuredArray', 0), '@object'), ('unknown-property', (), '@object')), ((18, 16, 15, 14, 25, 10, 8, 17), (('creditorAccount', ((6, 4, 19), (), None, None)), ('debtorAccount', ((7, 5, 21), (), None, None)), ('instructedAmount', ((1, 2, 22), (('amount', ((0, 3), (), None, None)),), None, None)), ('monthsOfExecution', ((13,), (), None, None)), ('creditorAddress', ((20, 9), (), None, None)), ('remittanceInformationStructured', ((23, 11), (), None, None)), ('remittanceInformationStructuredArray', ((), (), None, ((24, 12), (), None, None)))), None, None), _bind_13),
+    'periodic-payment-response': ((('amount-grammar', ('transactionFees', 'amount'), 'amount-grammar'), ('amount-precision', ('transactionFees', 'amount'), 'amount-precision'), ('response-amount-digits', ('transactionFees',), 'Amount')), ((), (('transactionFees', ((2,), (('amount', ((0, 1), (), None, None)),), None, None)),), None, None), _bind_14),
+    'batch-run': ((('unknown-property', (), '@object'),), ((0,), (), None, None), _bind_15),
+    'batch-run-response': ((), None, _bind_16),
+    'error': ((('error-status-code', (), 'ErrorBody'),), ((0,), (), None, None), _bind_17),
+    'sca-redirect': ((), None, _bind_18),
+    'tpp-messages-error': ((), None, _bind_19),
+    'sandbox-customer-response': ((), None, _bind_20),
+    'sandbox-customers': ((), None, _bind_21),
+    'sandbox-customer': ((('unknown-property', (), '@object'),), ((0,), (), None, None), _bind_22),
+    'sandbox-account': ((('iban-invalid', ('iban',), 'iban-invalid'), ('iban-national-check', ('iban',), 'iban-invalid'), ('unknown-property', ('balances', 0), '@object'), ('unknown-property', ('balances', 0, 'balanceAmount'), '@object'), ('unknown-property', (), '@object')), ((4,), (('iban', ((0, 1), (), None, None)), ('balances', ((), (), None, ((2,), (('balanceAmount', ((3,), (), None, None)),), None, None)))), None, None), _bind_23),
+    'sandbox-account-response': ((('iban-invalid', ('iban',), 'iban-invalid'), ('iban-national-check', ('iban',), 'iban-invalid')), ((), (('iban', ((0, 1), (), None, None)),), None, None), _bind_24),
+    'sandbox-card-account': ((('unknown-property', ('balances', 0), '@object'), ('unknown-property', ('balances', 0, 'balanceAmount'), '@object'), ('unknown-property', ('creditLimit',), '@object'), ('unknown-property', (), '@object')), ((3,), (('creditLimit', ((2,), (), None, None)), ('balances', ((), (), None, ((0,), (('balanceAmount', ((1,), (), None, None)),), None, None)))), None, None), _bind_25),
+    'sandbox-card-account-response': ((), None, _bind_26),
+    'account-transactions': ((), None, _bind_27),
+    'sandbox-account-transactions': ((('booking-after-value', (0,), 'SandboxAccountTransactionInput'), ('unknown-property', (0, 'creditorAccount'), '@object'), ('unknown-property', (0, 'debtorAccount'), '@object'), ('unknown-property', (0,), '@object')), ((), (), None, ((0, 3), (('creditorAccount', ((1,), (), None, None)), ('debtorAccount', ((2,), (), None, None))), None, None)), _bind_28),
+    'card-transactions': ((('card-date-future', (0,), 'SandboxCardTransactionInput'), ('unknown-property', (0, 'cardAcceptorAddress'), '@object'), ('unknown-property', (0, 'currencyExchange'), '@object'), ('unknown-property', (0, 'markupFee'), '@object'), ('unknown-property', (0, 'originalAmount'), '@object'), ('unknown-property', (0, 'transactionAmount'), '@object'), ('unknown-property', (0,), '@object')), ((), (), None, ((0, 6), (('transactionAmount', ((5,), (), None, None)), ('originalAmount', ((4,), (), None, None)), ('currencyExchange', ((2,), (), None, None)), ('markupFee', ((3,), (), None, None)), ('cardAcceptorAddress', ((1,), (), None, None))), None, None)), _bind_29),
+    'card-transactions-response': ((), None, _bind_30),
 }
