@@ -259,23 +259,33 @@ def _emit_find(node: Visit, place: _Place, pointer: list, indent: str, out: list
     at = _pointer(pointer)
 
     def calls(known: str, indent: str) -> list[str]:
-        """The place's calls where the value's type is ``known`` ("dict", "str", "list" or "other")."""
-        lines = []
-        named: dict[str, str] = {}  # a test several calls share: the name of its verdict, once computed
+        """The place's calls where the value's type is ``known`` ("dict", "str", "list" or "other"): each a hit
+        unless its test passes; calls one after the other with one test under one ``if``."""
+        runs: list[tuple[str | None, list[int]]] = []  # (test, or None: always a hit; the calls), in the walk's order
         for index in node.calls:
             found = tests[index]
-            hit = f"hit(({index}, {var}, {at}))"
-            if found is None or (found[0] not in ("any", known) and found[0] is not None):
-                lines.append(f"{indent}{hit}")
-            elif found[0] is not None:
-                test = found[1]
-                if test in named:
-                    lines.append(f"{indent}if not {named[test]}: {hit}")
-                elif shared[test] > 1:
-                    named[test] = f"_t{depth}_{len(named)}"
-                    lines.append(f"{indent}if not ({named[test]} := ({test})): {hit}")
-                else:
-                    lines.append(f"{indent}if not ({test}): {hit}")
+            if found is not None and found[0] is None:
+                continue  # the rule never finds anything there
+            test = found[1] if found is not None and found[0] in ("any", known) else None
+            if runs and runs[-1][0] == test:
+                runs[-1][1].append(index)
+            else:
+                runs.append((test, [index]))
+        lines = []
+        named: dict[str, str] = {}  # a test that runs apart share: the name of its verdict, once computed
+        for test, indices in runs:
+            hits = [f"hit(({index}, {var}, {at}))" for index in indices]
+            if test is None:
+                lines += [f"{indent}{hit}" for hit in hits]
+                continue
+            if test in named:
+                lines.append(f"{indent}if not {named[test]}:")
+            elif shared[test] > len(indices):
+                named[test] = f"_t{depth}_{len(named)}"
+                lines.append(f"{indent}if not ({named[test]} := ({test})):")
+            else:
+                lines.append(f"{indent}if not ({test}):")
+            lines += [f"{indent}    {hit}" for hit in hits]
         return lines
 
     child = f"v{depth + 1}"

@@ -133,22 +133,29 @@ def _bind_0(calls, helpers):
         hits = []
         hit = hits.append
         if type(v0) is dict:
-            if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))): hit((11, v0, ''))
-            if not (_C0(v0)): hit((16, v0, ''))
-            if not (type(_a := v0.get('instructedAmount')) is dict and _a.get('currency') == 'EUR'): hit((4, v0, ''))
-            if not (('remittanceInformationStructured' not in v0 or 'remittanceInformationStructuredArray' not in v0) and ('remittanceInformationUnstructured' not in v0 or ('remittanceInformationStructured' not in v0 and 'remittanceInformationStructuredArray' not in v0))): hit((10, v0, ''))
+            if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))):
+                hit((11, v0, ''))
+            if not (_C0(v0)):
+                hit((16, v0, ''))
+            if not (type(_a := v0.get('instructedAmount')) is dict and _a.get('currency') == 'EUR'):
+                hit((4, v0, ''))
+            if not (('remittanceInformationStructured' not in v0 or 'remittanceInformationStructuredArray' not in v0) and ('remittanceInformationUnstructured' not in v0 or ('remittanceInformationStructured' not in v0 and 'remittanceInformationStructuredArray' not in v0))):
+                hit((10, v0, ''))
             if 'requestedExecutionDate' in v0:
                 v1 = v0['requestedExecutionDate']
-                if not ((_d := as_date(v1)) is None or _d >= _today): hit((5, v1, '/requestedExecutionDate'))
+                if not ((_d := as_date(v1)) is None or _d >= _today):
+                    hit((5, v1, '/requestedExecutionDate'))
             if 'creditorAccount' in v0:
                 v1 = v0['creditorAccount']
                 if type(v1) is dict:
-                    if not (_C3(v1)): hit((12, v1, '/creditorAccount'))
+                    if not (_C3(v1)):
+                        hit((12, v1, '/creditorAccount'))
                     if 'iban' in v1:
                         v2 = v1['iban']
                         if type(v2) is str:
-                            if not (_t2_0 := (iban_passes(v2))): hit((6, v2, '/creditorAccount/iban'))
-                            if not _t2_0: hit((8, v2, '/creditorAccount/iban'))
+                            if not (iban_passes(v2)):
+                                hit((6, v2, '/creditorAccount/iban'))
+                                hit((8, v2, '/creditorAccount/iban'))
                         else:
                             hit((6, v2, '/creditorAccount/iban'))
                             hit((8, v2, '/creditorAccount/iban'))
@@ -157,12 +164,14 @@ def _bind_0(calls, helpers):
             if 'debtorAccount' in v0:
                 v1 = v0['debtorAccount']
                 if type(v1) is dict:
-                    if not (_C3(v1)): hit((14, v1, '/debtorAccount'))
+                    if not (_C3(v1)):
+                        hit((14, v1, '/debtorAccount'))
                     if 'iban' in v1:
                         v2 = v1['iban']
                         if type(v2) is str:
-                            if not (_t2_0 := (iban_passes(v2))): hit((7, v2, '/debtorAccount/iban'))
-                            if not _t2_0: hit((9, v2, '/debtorAccount/iban'))
+                            if not (iban_passes(v2)):
+                                hit((7, v2, '/debtorAccount/iban'))
+                                hit((9, v2, '/debtorAccount/iban'))
                         else:
                             hit((7, v2, '/debtorAccount/iban'))
                             hit((9, v2, '/debtorAccount/iban'))
@@ -172,14 +181,18 @@ def _bind_0(calls, helpers):
                 v1 = v0['instructedAmount']
                 if type(v1) is dict:
                     _m1 = _C2(_s1) if type(_s1 := v1.get('amount')) is str else None
-                    if not (_m1 is not None and _amount_digits != 'exact' and type(_c := v1.get('currency')) is str and len(_m1.group(2) or '') <= _minor_units.get(_c, -1)): hit((1, v1, '/instructedAmount'))
-                    if not (_m1 is not None and _s1.strip('0.') != ''): hit((2, v1, '/instructedAmount'))
-                    if not (_C1(v1)): hit((15, v1, '/instructedAmount'))
+                    if not (_m1 is not None and _amount_digits != 'exact' and type(_c := v1.get('currency')) is str and len(_m1.group(2) or '') <= _minor_units.get(_c, -1)):
+                        hit((1, v1, '/instructedAmount'))
+                    if not (_m1 is not None and _s1.strip('0.') != ''):
+                        hit((2, v1, '/instructedAmount'))
+                    if not (_C1(v1)):
+                        hit((15, v1, '/instructedAmount'))
                     if 'amount' in v1:
                         v2 = v1['amount']
                         if type(v2) is str:
-                            if not (_t2_0 := (_m1 is not None)): hit((0, v2, '/instructedAmount/amount'))
-                            if not _t2_0: hit((3, v2, '/instructedAmount/amount'))
+                            if not (_m1 is not None):
+                                hit((0, v2, '/instructedAmount/amount'))
+                                hit((3, v2, '/instructedAmount/amount'))
                         else:
                             hit((0, v2, '/instructedAmount/amount'))
                             hit((3, v2, '/instructedAmount/amount'))
@@ -190,7 +203,8 @@ def _bind_0(calls, helpers):
             if 'creditorAddress' in v0:
                 v1 = v0['creditorAddress']
                 if type(v1) is dict:
-                    if not (_C4(v1)): hit((13, v1, '/creditorAddress'))
+                    if not (_C4(v1)):
+                        hit((13, v1, '/creditorAddress'))
                 else:
                     hit((13, v1, '/creditorAddress'))
         else:
@@ -437,17 +451,22 @@ def _bind_1(calls, helpers):
         hits = []
         hit = hits.append
         if type(v0) is dict:
-            if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))): hit((15, v0, ''))
-            if not (_C5(v0)): hit((23, v0, ''))
+            if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))):
+                hit((15, v0, ''))
+            if not (_C5(v0)):
+                hit((23, v0, ''))
             if 'requestedExecutionDate' in v0:
                 v1 = v0['requestedExecutionDate']
-                if not ((_d := as_date(v1)) is None or _d >= _today): hit((11, v1, '/requestedExecutionDate'))
+                if not ((_d := as_date(v1)) is None or _d >= _today):
+                    hit((11, v1, '/requestedExecutionDate'))
             if 'debtorAccount' in v0:
                 v1 = v0['debtorAccount']
                 if type(v1) is dict:
-                    if not (_t1_0 := (type(_b := v1.get('bban')) is str and bban_passes(_b))): hit((6, v1, '/debtorAccount'))
-                    if not _t1_0: hit((4, v1, '/debtorAccount'))
-                    if not (_C7(v1)): hit((16, v1, '/debtorAccount'))
+                    if not (type(_b := v1.get('bban')) is str and bban_passes(_b)):
+                        hit((6, v1, '/debtorAccount'))
+                        hit((4, v1, '/debtorAccount'))
+                    if not (_C7(v1)):
+                        hit((16, v1, '/debtorAccount'))
                 else:
                     hit((6, v1, '/debtorAccount'))
                     hit((4, v1, '/debtorAccount'))
@@ -457,16 +476,22 @@ def _bind_1(calls, helpers):
                 if type(v1) is list:
                     for i2, v2 in enumerate(v1):
                         if type(v2) is dict:
-                            if not (_C6(v2)): hit((17, v2, '/payments/' + str(i2)))
-                            if not ('remittanceInformationStructured' not in v2): hit((9, v2, '/payments/' + str(i2)))
-                            if not (type(_a := v2.get('instructedAmount')) is dict and _a.get('currency') == 'NOK'): hit((8, v2, '/payments/' + str(i2)))
-                            if not (('remittanceInformationStructured' not in v2 or 'remittanceInformationStructuredArray' not in v2) and ('remittanceInformationUnstructured' not in v2 or ('remittanceInformationStructured' not in v2 and 'remittanceInformationStructuredArray' not in v2))): hit((14, v2, '/payments/' + str(i2)))
+                            if not (_C6(v2)):
+                                hit((17, v2, '/payments/' + str(i2)))
+                            if not ('remittanceInformationStructured' not in v2):
+                                hit((9, v2, '/payments/' + str(i2)))
+                            if not (type(_a := v2.get('instructedAmount')) is dict and _a.get('currency') == 'NOK'):
+                                hit((8, v2, '/payments/' + str(i2)))
+                            if not (('remittanceInformationStructured' not in v2 or 'remittanceInformationStructuredArray' not in v2) and ('remittanceInformationUnstructured' not in v2 or ('remittanceInformationStructured' not in v2 and 'remittanceInformationStructuredArray' not in v2))):
+                                hit((14, v2, '/payments/' + str(i2)))
                             if 'creditorAccount' in v2:
                                 v3 = v2['creditorAccount']
                                 if type(v3) is dict:
-                                    if not (_t3_0 := (type(_b := v3.get('bban')) is str and bban_passes(_b))): hit((7, v3, '/payments/' + str(i2) + '/creditorAccount'))
-                                    if not _t3_0: hit((5, v3, '/payments/' + str(i2) + '/creditorAccount'))
-                                    if not (_C7(v3)): hit((18, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                    if not (type(_b := v3.get('bban')) is str and bban_passes(_b)):
+                                        hit((7, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                        hit((5, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                    if not (_C7(v3)):
+                                        hit((18, v3, '/payments/' + str(i2) + '/creditorAccount'))
                                 else:
                                     hit((7, v3, '/payments/' + str(i2) + '/creditorAccount'))
                                     hit((5, v3, '/payments/' + str(i2) + '/creditorAccount'))
@@ -475,14 +500,18 @@ def _bind_1(calls, helpers):
                                 v3 = v2['instructedAmount']
                                 if type(v3) is dict:
                                     _m3 = _C2(_s3) if type(_s3 := v3.get('amount')) is str else None
-                                    if not (_m3 is not None and _amount_digits != 'exact' and type(_c := v3.get('currency')) is str and len(_m3.group(2) or '') <= _minor_units.get(_c, -1)): hit((1, v3, '/payments/' + str(i2) + '/instructedAmount'))
-                                    if not (_m3 is not None and _s3.strip('0.') != ''): hit((2, v3, '/payments/' + str(i2) + '/instructedAmount'))
-                                    if not (_C1(v3)): hit((20, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    if not (_m3 is not None and _amount_digits != 'exact' and type(_c := v3.get('currency')) is str and len(_m3.group(2) or '') <= _minor_units.get(_c, -1)):
+                                        hit((1, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    if not (_m3 is not None and _s3.strip('0.') != ''):
+                                        hit((2, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    if not (_C1(v3)):
+                                        hit((20, v3, '/payments/' + str(i2) + '/instructedAmount'))
                                     if 'amount' in v3:
                                         v4 = v3['amount']
                                         if type(v4) is str:
-                                            if not (_t4_0 := (_m3 is not None)): hit((0, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
-                                            if not _t4_0: hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                            if not (_m3 is not None):
+                                                hit((0, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                                hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
                                         else:
                                             hit((0, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
                                             hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
@@ -493,16 +522,20 @@ def _bind_1(calls, helpers):
                             if 'creditorAddress' in v2:
                                 v3 = v2['creditorAddress']
                                 if type(v3) is dict:
-                                    if not (_C8(v3)): hit((19, v3, '/payments/' + str(i2) + '/creditorAddress'))
-                                    if not ('city' not in v3): hit((10, v3, '/payments/' + str(i2) + '/creditorAddress'))
+                                    if not (_C8(v3)):
+                                        hit((19, v3, '/payments/' + str(i2) + '/creditorAddress'))
+                                    if not ('city' not in v3):
+                                        hit((10, v3, '/payments/' + str(i2) + '/creditorAddress'))
                                 else:
                                     hit((19, v3, '/payments/' + str(i2) + '/creditorAddress'))
                                     hit((10, v3, '/payments/' + str(i2) + '/creditorAddress'))
                             if 'remittanceInformationStructured' in v2:
                                 v3 = v2['remittanceInformationStructured']
                                 if type(v3) is dict:
-                                    if not (_C9(v3)): hit((21, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
-                                    if not (v3.get('referenceType') not in _kid_types or (type(_r := v3.get('reference')) is str and kid_passes(_r, _kid_algorithms))): hit((12, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
+                                    if not (_C9(v3)):
+                                        hit((21, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
+                                    if not (v3.get('referenceType') not in _kid_types or (type(_r := v3.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
+                                        hit((12, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
                                 else:
                                     hit((21, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
                                     hit((12, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
@@ -511,8 +544,10 @@ def _bind_1(calls, helpers):
                                 if type(v3) is list:
                                     for i4, v4 in enumerate(v3):
                                         if type(v4) is dict:
-                                            if not (_C9(v4)): hit((22, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
-                                            if not (v4.get('referenceType') not in _kid_types or (type(_r := v4.get('reference')) is str and kid_passes(_r, _kid_algorithms))): hit((13, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
+                                            if not (_C9(v4)):
+                                                hit((22, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
+                                            if not (v4.get('referenceType') not in _kid_types or (type(_r := v4.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
+                                                hit((13, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
                                         else:
                                             hit((22, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
                                             hit((13, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
@@ -561,8 +596,9 @@ def _bind_2(calls, helpers):
                     if 'amount' in v1:
                         v2 = v1['amount']
                         if type(v2) is str:
-                            if not (_t2_0 := (_C2(v2) is not None)): hit((0, v2, '/transactionFees/amount'))
-                            if not _t2_0: hit((1, v2, '/transactionFees/amount'))
+                            if not (_C2(v2) is not None):
+                                hit((0, v2, '/transactionFees/amount'))
+                                hit((1, v2, '/transactionFees/amount'))
                         else:
                             hit((0, v2, '/transactionFees/amount'))
                             hit((1, v2, '/transactionFees/amount'))
@@ -605,8 +641,9 @@ def _bind_3(calls, helpers):
                     if 'amount' in v1:
                         v2 = v1['amount']
                         if type(v2) is str:
-                            if not (_t2_0 := (_C2(v2) is not None)): hit((0, v2, '/transactionFees/amount'))
-                            if not _t2_0: hit((1, v2, '/transactionFees/amount'))
+                            if not (_C2(v2) is not None):
+                                hit((0, v2, '/transactionFees/amount'))
+                                hit((1, v2, '/transactionFees/amount'))
                         else:
                             hit((0, v2, '/transactionFees/amount'))
                             hit((1, v2, '/transactionFees/amount'))
@@ -753,13 +790,15 @@ def _bind_5(calls, helpers):
             if 'creditorAccount' in v0:
                 v1 = v0['creditorAccount']
                 if type(v1) is dict:
-                    if not (_t1_0 := (type(_b := v1.get('bban')) is str and bban_passes(_b))): hit((7, v1, '/creditorAccount'))
-                    if not _t1_0: hit((4, v1, '/creditorAccount'))
+                    if not (type(_b := v1.get('bban')) is str and bban_passes(_b)):
+                        hit((7, v1, '/creditorAccount'))
+                        hit((4, v1, '/creditorAccount'))
                     if 'iban' in v1:
                         v2 = v1['iban']
                         if type(v2) is str:
-                            if not (_t2_0 := (iban_passes(v2))): hit((10, v2, '/creditorAccount/iban'))
-                            if not _t2_0: hit((12, v2, '/creditorAccount/iban'))
+                            if not (iban_passes(v2)):
+                                hit((10, v2, '/creditorAccount/iban'))
+                                hit((12, v2, '/creditorAccount/iban'))
                         else:
                             hit((10, v2, '/creditorAccount/iban'))
                             hit((12, v2, '/creditorAccount/iban'))
@@ -769,13 +808,15 @@ def _bind_5(calls, helpers):
             if 'debtorAccount' in v0:
                 v1 = v0['debtorAccount']
                 if type(v1) is dict:
-                    if not (_t1_0 := (type(_b := v1.get('bban')) is str and bban_passes(_b))): hit((8, v1, '/debtorAccount'))
-                    if not _t1_0: hit((5, v1, '/debtorAccount'))
+                    if not (type(_b := v1.get('bban')) is str and bban_passes(_b)):
+                        hit((8, v1, '/debtorAccount'))
+                        hit((5, v1, '/debtorAccount'))
                     if 'iban' in v1:
                         v2 = v1['iban']
                         if type(v2) is str:
-                            if not (_t2_0 := (iban_passes(v2))): hit((11, v2, '/debtorAccount/iban'))
-                            if not _t2_0: hit((13, v2, '/debtorAccount/iban'))
+                            if not (iban_passes(v2)):
+                                hit((11, v2, '/debtorAccount/iban'))
+                                hit((13, v2, '/debtorAccount/iban'))
                         else:
                             hit((11, v2, '/debtorAccount/iban'))
                             hit((13, v2, '/debtorAccount/iban'))
@@ -790,8 +831,9 @@ def _bind_5(calls, helpers):
                             if 'creditorAccount' in v2:
                                 v3 = v2['creditorAccount']
                                 if type(v3) is dict:
-                                    if not (_t3_0 := (type(_b := v3.get('bban')) is str and bban_passes(_b))): hit((9, v3, '/payments/' + str(i2) + '/creditorAccount'))
-                                    if not _t3_0: hit((6, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                    if not (type(_b := v3.get('bban')) is str and bban_passes(_b)):
+                                        hit((9, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                        hit((6, v3, '/payments/' + str(i2) + '/creditorAccount'))
                                 else:
                                     hit((9, v3, '/payments/' + str(i2) + '/creditorAccount'))
                                     hit((6, v3, '/payments/' + str(i2) + '/creditorAccount'))
@@ -802,8 +844,9 @@ def _bind_5(calls, helpers):
                                     if 'amount' in v3:
                                         v4 = v3['amount']
                                         if type(v4) is str:
-                                            if not (_t4_0 := (_C2(v4) is not None)): hit((1, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
-                                            if not _t4_0: hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                            if not (_C2(v4) is not None):
+                                                hit((1, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                                hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
                                         else:
                                             hit((1, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
                                             hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
@@ -816,8 +859,9 @@ def _bind_5(calls, helpers):
                     if 'amount' in v1:
                         v2 = v1['amount']
                         if type(v2) is str:
-                            if not (_t2_0 := (_C2(v2) is not None)): hit((0, v2, '/instructedAmount/amount'))
-                            if not _t2_0: hit((2, v2, '/instructedAmount/amount'))
+                            if not (_C2(v2) is not None):
+                                hit((0, v2, '/instructedAmount/amount'))
+                                hit((2, v2, '/instructedAmount/amount'))
                         else:
                             hit((0, v2, '/instructedAmount/amount'))
                             hit((2, v2, '/instructedAmount/amount'))
@@ -864,7 +908,8 @@ def _bind_7(calls, helpers):
         if type(v0) is dict:
             hit((2, v0, ''))
             hit((1, v0, ''))
-            if not (_C10(v0)): hit((4, v0, ''))
+            if not (_C10(v0)):
+                hit((4, v0, ''))
             if 'paymentIds' in v0:
                 v1 = v0['paymentIds']
                 hit((3, v1, '/paymentIds'))
@@ -1089,20 +1134,27 @@ def _bind_13(calls, helpers):
         hits = []
         hit = hits.append
         if type(v0) is dict:
-            if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))): hit((18, v0, ''))
+            if not ('payments' not in v0 and (type(_d := v0.get('debtorAccount')) is not dict or type(_c := v0.get('creditorAccount')) is not dict or _d.get('iban', _d.get('bban')) != _c.get('iban', _c.get('bban')))):
+                hit((18, v0, ''))
             hit((16, v0, ''))
             hit((15, v0, ''))
             hit((14, v0, ''))
-            if not (_C11(v0)): hit((25, v0, ''))
-            if not ('remittanceInformationStructured' not in v0): hit((10, v0, ''))
-            if not (type(_a := v0.get('instructedAmount')) is dict and _a.get('currency') == 'NOK'): hit((8, v0, ''))
-            if not (('remittanceInformationStructured' not in v0 or 'remittanceInformationStructuredArray' not in v0) and ('remittanceInformationUnstructured' not in v0 or ('remittanceInformationStructured' not in v0 and 'remittanceInformationStructuredArray' not in v0))): hit((17, v0, ''))
+            if not (_C11(v0)):
+                hit((25, v0, ''))
+            if not ('remittanceInformationStructured' not in v0):
+                hit((10, v0, ''))
+            if not (type(_a := v0.get('instructedAmount')) is dict and _a.get('currency') == 'NOK'):
+                hit((8, v0, ''))
+            if not (('remittanceInformationStructured' not in v0 or 'remittanceInformationStructuredArray' not in v0) and ('remittanceInformationUnstructured' not in v0 or ('remittanceInformationStructured' not in v0 and 'remittanceInformationStructuredArray' not in v0))):
+                hit((17, v0, ''))
             if 'creditorAccount' in v0:
                 v1 = v0['creditorAccount']
                 if type(v1) is dict:
-                    if not (_t1_0 := (type(_b := v1.get('bban')) is str and bban_passes(_b))): hit((6, v1, '/creditorAccount'))
-                    if not _t1_0: hit((4, v1, '/creditorAccount'))
-                    if not (_C7(v1)): hit((19, v1, '/creditorAccount'))
+                    if not (type(_b := v1.get('bban')) is str and bban_passes(_b)):
+                        hit((6, v1, '/creditorAccount'))
+                        hit((4, v1, '/creditorAccount'))
+                    if not (_C7(v1)):
+                        hit((19, v1, '/creditorAccount'))
                 else:
                     hit((6, v1, '/creditorAccount'))
                     hit((4, v1, '/creditorAccount'))
@@ -1110,9 +1162,11 @@ def _bind_13(calls, helpers):
             if 'debtorAccount' in v0:
                 v1 = v0['debtorAccount']
                 if type(v1) is dict:
-                    if not (_t1_0 := (type(_b := v1.get('bban')) is str and bban_passes(_b))): hit((7, v1, '/debtorAccount'))
-                    if not _t1_0: hit((5, v1, '/debtorAccount'))
-                    if not (_C7(v1)): hit((21, v1, '/debtorAccount'))
+                    if not (type(_b := v1.get('bban')) is str and bban_passes(_b)):
+                        hit((7, v1, '/debtorAccount'))
+                        hit((5, v1, '/debtorAccount'))
+                    if not (_C7(v1)):
+                        hit((21, v1, '/debtorAccount'))
                 else:
                     hit((7, v1, '/debtorAccount'))
                     hit((5, v1, '/debtorAccount'))
@@ -1121,14 +1175,18 @@ def _bind_13(calls, helpers):
                 v1 = v0['instructedAmount']
                 if type(v1) is dict:
                     _m1 = _C2(_s1) if type(_s1 := v1.get('amount')) is str else None
-                    if not (_m1 is not None and _amount_digits != 'exact' and type(_c := v1.get('currency')) is str and len(_m1.group(2) or '') <= _minor_units.get(_c, -1)): hit((1, v1, '/instructedAmount'))
-                    if not (_m1 is not None and _s1.strip('0.') != ''): hit((2, v1, '/instructedAmount'))
-                    if not (_C1(v1)): hit((22, v1, '/instructedAmount'))
+                    if not (_m1 is not None and _amount_digits != 'exact' and type(_c := v1.get('currency')) is str and len(_m1.group(2) or '') <= _minor_units.get(_c, -1)):
+                        hit((1, v1, '/instructedAmount'))
+                    if not (_m1 is not None and _s1.strip('0.') != ''):
+                        hit((2, v1, '/instructedAmount'))
+                    if not (_C1(v1)):
+                        hit((22, v1, '/instructedAmount'))
                     if 'amount' in v1:
                         v2 = v1['amount']
                         if type(v2) is str:
-                            if not (_t2_0 := (_m1 is not None)): hit((0, v2, '/instructedAmount/amount'))
-                            if not _t2_0: hit((3, v2, '/instructedAmount/amount'))
+                            if not (_m1 is not None):
+                                hit((0, v2, '/instructedAmount/amount'))
+                                hit((3, v2, '/instructedAmount/amount'))
                         else:
                             hit((0, v2, '/instructedAmount/amount'))
                             hit((3, v2, '/instructedAmount/amount'))
@@ -1142,16 +1200,20 @@ def _bind_13(calls, helpers):
             if 'creditorAddress' in v0:
                 v1 = v0['creditorAddress']
                 if type(v1) is dict:
-                    if not (_C8(v1)): hit((20, v1, '/creditorAddress'))
-                    if not ('city' not in v1): hit((9, v1, '/creditorAddress'))
+                    if not (_C8(v1)):
+                        hit((20, v1, '/creditorAddress'))
+                    if not ('city' not in v1):
+                        hit((9, v1, '/creditorAddress'))
                 else:
                     hit((20, v1, '/creditorAddress'))
                     hit((9, v1, '/creditorAddress'))
             if 'remittanceInformationStructured' in v0:
                 v1 = v0['remittanceInformationStructured']
                 if type(v1) is dict:
-                    if not (_C9(v1)): hit((23, v1, '/remittanceInformationStructured'))
-                    if not (v1.get('referenceType') not in _kid_types or (type(_r := v1.get('reference')) is str and kid_passes(_r, _kid_algorithms))): hit((11, v1, '/remittanceInformationStructured'))
+                    if not (_C9(v1)):
+                        hit((23, v1, '/remittanceInformationStructured'))
+                    if not (v1.get('referenceType') not in _kid_types or (type(_r := v1.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
+                        hit((11, v1, '/remittanceInformationStructured'))
                 else:
                     hit((23, v1, '/remittanceInformationStructured'))
                     hit((11, v1, '/remittanceInformationStructured'))
@@ -1160,8 +1222,10 @@ def _bind_13(calls, helpers):
                 if type(v1) is list:
                     for i2, v2 in enumerate(v1):
                         if type(v2) is dict:
-                            if not (_C9(v2)): hit((24, v2, '/remittanceInformationStructuredArray/' + str(i2)))
-                            if not (v2.get('referenceType') not in _kid_types or (type(_r := v2.get('reference')) is str and kid_passes(_r, _kid_algorithms))): hit((12, v2, '/remittanceInformationStructuredArray/' + str(i2)))
+                            if not (_C9(v2)):
+                                hit((24, v2, '/remittanceInformationStructuredArray/' + str(i2)))
+                            if not (v2.get('referenceType') not in _kid_types or (type(_r := v2.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
+                                hit((12, v2, '/remittanceInformationStructuredArray/' + str(i2)))
                         else:
                             hit((24, v2, '/remittanceInformationStructuredArray/' + str(i2)))
                             hit((12, v2, '/remittanceInformationStructuredArray/' + str(i2)))
@@ -1211,8 +1275,9 @@ def _bind_14(calls, helpers):
                     if 'amount' in v1:
                         v2 = v1['amount']
                         if type(v2) is str:
-                            if not (_t2_0 := (_C2(v2) is not None)): hit((0, v2, '/transactionFees/amount'))
-                            if not _t2_0: hit((1, v2, '/transactionFees/amount'))
+                            if not (_C2(v2) is not None):
+                                hit((0, v2, '/transactionFees/amount'))
+                                hit((1, v2, '/transactionFees/amount'))
                         else:
                             hit((0, v2, '/transactionFees/amount'))
                             hit((1, v2, '/transactionFees/amount'))
@@ -1239,7 +1304,8 @@ def _bind_15(calls, helpers):
         hits = []
         hit = hits.append
         if type(v0) is dict:
-            if not (_C12(v0)): hit((0, v0, ''))
+            if not (_C12(v0)):
+                hit((0, v0, ''))
         else:
             hit((0, v0, ''))
         return hits
@@ -1340,7 +1406,8 @@ def _bind_22(calls, helpers):
         hits = []
         hit = hits.append
         if type(v0) is dict:
-            if not (_C13(v0)): hit((0, v0, ''))
+            if not (_C13(v0)):
+                hit((0, v0, ''))
         else:
             hit((0, v0, ''))
         return hits
@@ -1405,12 +1472,14 @@ def _bind_23(calls, helpers):
         hits = []
         hit = hits.append
         if type(v0) is dict:
-            if not (_C14(v0)): hit((4, v0, ''))
+            if not (_C14(v0)):
+                hit((4, v0, ''))
             if 'iban' in v0:
                 v1 = v0['iban']
                 if type(v1) is str:
-                    if not (_t1_0 := (iban_passes(v1))): hit((0, v1, '/iban'))
-                    if not _t1_0: hit((1, v1, '/iban'))
+                    if not (iban_passes(v1)):
+                        hit((0, v1, '/iban'))
+                        hit((1, v1, '/iban'))
                 else:
                     hit((0, v1, '/iban'))
                     hit((1, v1, '/iban'))
@@ -1419,11 +1488,13 @@ def _bind_23(calls, helpers):
                 if type(v1) is list:
                     for i2, v2 in enumerate(v1):
                         if type(v2) is dict:
-                            if not (_C15(v2)): hit((2, v2, '/balances/' + str(i2)))
+                            if not (_C15(v2)):
+                                hit((2, v2, '/balances/' + str(i2)))
                             if 'balanceAmount' in v2:
                                 v3 = v2['balanceAmount']
                                 if type(v3) is dict:
-                                    if not (_C1(v3)): hit((3, v3, '/balances/' + str(i2) + '/balanceAmount'))
+                                    if not (_C1(v3)):
+                                        hit((3, v3, '/balances/' + str(i2) + '/balanceAmount'))
                                 else:
                                     hit((3, v3, '/balances/' + str(i2) + '/balanceAmount'))
                         else:
@@ -1460,8 +1531,9 @@ def _bind_24(calls, helpers):
             if 'iban' in v0:
                 v1 = v0['iban']
                 if type(v1) is str:
-                    if not (_t1_0 := (iban_passes(v1))): hit((0, v1, '/iban'))
-                    if not _t1_0: hit((1, v1, '/iban'))
+                    if not (iban_passes(v1)):
+                        hit((0, v1, '/iban'))
+                        hit((1, v1, '/iban'))
                 else:
                     hit((0, v1, '/iban'))
                     hit((1, v1, '/iban'))
@@ -1524,11 +1596,13 @@ def _bind_25(calls, helpers):
         hits = []
         hit = hits.append
         if type(v0) is dict:
-            if not (_C16(v0)): hit((3, v0, ''))
+            if not (_C16(v0)):
+                hit((3, v0, ''))
             if 'creditLimit' in v0:
                 v1 = v0['creditLimit']
                 if type(v1) is dict:
-                    if not (_C1(v1)): hit((2, v1, '/creditLimit'))
+                    if not (_C1(v1)):
+                        hit((2, v1, '/creditLimit'))
                 else:
                     hit((2, v1, '/creditLimit'))
             if 'balances' in v0:
@@ -1536,11 +1610,13 @@ def _bind_25(calls, helpers):
                 if type(v1) is list:
                     for i2, v2 in enumerate(v1):
                         if type(v2) is dict:
-                            if not (_C15(v2)): hit((0, v2, '/balances/' + str(i2)))
+                            if not (_C15(v2)):
+                                hit((0, v2, '/balances/' + str(i2)))
                             if 'balanceAmount' in v2:
                                 v3 = v2['balanceAmount']
                                 if type(v3) is dict:
-                                    if not (_C1(v3)): hit((1, v3, '/balances/' + str(i2) + '/balanceAmount'))
+                                    if not (_C1(v3)):
+                                        hit((1, v3, '/balances/' + str(i2) + '/balanceAmount'))
                                 else:
                                     hit((1, v3, '/balances/' + str(i2) + '/balanceAmount'))
                         else:
@@ -1635,17 +1711,20 @@ def _bind_28(calls, helpers):
             for i1, v1 in enumerate(v0):
                 if type(v1) is dict:
                     hit((0, v1, '/' + str(i1)))
-                    if not (_C17(v1)): hit((3, v1, '/' + str(i1)))
+                    if not (_C17(v1)):
+                        hit((3, v1, '/' + str(i1)))
                     if 'creditorAccount' in v1:
                         v2 = v1['creditorAccount']
                         if type(v2) is dict:
-                            if not (_C18(v2)): hit((1, v2, '/' + str(i1) + '/creditorAccount'))
+                            if not (_C18(v2)):
+                                hit((1, v2, '/' + str(i1) + '/creditorAccount'))
                         else:
                             hit((1, v2, '/' + str(i1) + '/creditorAccount'))
                     if 'debtorAccount' in v1:
                         v2 = v1['debtorAccount']
                         if type(v2) is dict:
-                            if not (_C18(v2)): hit((2, v2, '/' + str(i1) + '/debtorAccount'))
+                            if not (_C18(v2)):
+                                hit((2, v2, '/' + str(i1) + '/debtorAccount'))
                         else:
                             hit((2, v2, '/' + str(i1) + '/debtorAccount'))
                 else:
@@ -1757,35 +1836,41 @@ def _bind_29(calls, helpers):
             for i1, v1 in enumerate(v0):
                 if type(v1) is dict:
                     hit((0, v1, '/' + str(i1)))
-                    if not (_C19(v1)): hit((6, v1, '/' + str(i1)))
+                    if not (_C19(v1)):
+                        hit((6, v1, '/' + str(i1)))
                     if 'transactionAmount' in v1:
                         v2 = v1['transactionAmount']
                         if type(v2) is dict:
-                            if not (_C1(v2)): hit((5, v2, '/' + str(i1) + '/transactionAmount'))
+                            if not (_C1(v2)):
+                                hit((5, v2, '/' + str(i1) + '/transactionAmount'))
                         else:
                             hit((5, v2, '/' + str(i1) + '/transactionAmount'))
                     if 'originalAmount' in v1:
                         v2 = v1['originalAmount']
                         if type(v2) is dict:
-                            if not (_C1(v2)): hit((4, v2, '/' + str(i1) + '/originalAmount'))
+                            if not (_C1(v2)):
+                                hit((4, v2, '/' + str(i1) + '/originalAmount'))
                         else:
                             hit((4, v2, '/' + str(i1) + '/originalAmount'))
                     if 'currencyExchange' in v1:
                         v2 = v1['currencyExchange']
                         if type(v2) is dict:
-                            if not (_C20(v2)): hit((2, v2, '/' + str(i1) + '/currencyExchange'))
+                            if not (_C20(v2)):
+                                hit((2, v2, '/' + str(i1) + '/currencyExchange'))
                         else:
                             hit((2, v2, '/' + str(i1) + '/currencyExchange'))
                     if 'markupFee' in v1:
                         v2 = v1['markupFee']
                         if type(v2) is dict:
-                            if not (_C1(v2)): hit((3, v2, '/' + str(i1) + '/markupFee'))
+                            if not (_C1(v2)):
+                                hit((3, v2, '/' + str(i1) + '/markupFee'))
                         else:
                             hit((3, v2, '/' + str(i1) + '/markupFee'))
                     if 'cardAcceptorAddress' in v1:
                         v2 = v1['cardAcceptorAddress']
                         if type(v2) is dict:
-                            if not (_C4(v2)): hit((1, v2, '/' + str(i1) + '/cardAcceptorAddress'))
+                            if not (_C4(v2)):
+                                hit((1, v2, '/' + str(i1) + '/cardAcceptorAddress'))
                         else:
                             hit((1, v2, '/' + str(i1) + '/cardAcceptorAddress'))
                 else:
