@@ -476,88 +476,88 @@ def _bind_1(calls, helpers):
             if 'payments' in v0:
                 v1 = v0['payments']
                 if type(v1) is list:
-                    for i2, v2 in enumerate(v1):
+                    for v2 in (it2 := iter(v1)):
                         if type(v2) is dict:
                             if not (_C6(v2)):
-                                hit((17, v2, '/payments/' + str(i2)))
+                                hit((17, v2, '/payments/' + str(len(v1) - it2.__length_hint__() - 1)))
                             if not ('remittanceInformationStructured' not in v2):
-                                hit((9, v2, '/payments/' + str(i2)))
+                                hit((9, v2, '/payments/' + str(len(v1) - it2.__length_hint__() - 1)))
                             if not (type(_a := v2.get('instructedAmount')) is dict and _a.get('currency') == 'NOK'):
-                                hit((8, v2, '/payments/' + str(i2)))
+                                hit((8, v2, '/payments/' + str(len(v1) - it2.__length_hint__() - 1)))
                             if not (('remittanceInformationStructured' not in v2 or 'remittanceInformationStructuredArray' not in v2) and ('remittanceInformationUnstructured' not in v2 or ('remittanceInformationStructured' not in v2 and 'remittanceInformationStructuredArray' not in v2))):
-                                hit((14, v2, '/payments/' + str(i2)))
+                                hit((14, v2, '/payments/' + str(len(v1) - it2.__length_hint__() - 1)))
                             if 'creditorAccount' in v2:
                                 v3 = v2['creditorAccount']
                                 if type(v3) is dict:
                                     if not (type(_b := v3.get('bban')) is str and bban_passes(_b)):
-                                        hit((7, v3, '/payments/' + str(i2) + '/creditorAccount'))
-                                        hit((5, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                        hit((7, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAccount'))
+                                        hit((5, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAccount'))
                                     if not (_C7(v3)):
-                                        hit((18, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                        hit((18, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAccount'))
                                 else:
-                                    hit((7, v3, '/payments/' + str(i2) + '/creditorAccount'))
-                                    hit((5, v3, '/payments/' + str(i2) + '/creditorAccount'))
-                                    hit((18, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                    hit((7, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAccount'))
+                                    hit((5, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAccount'))
+                                    hit((18, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAccount'))
                             if 'instructedAmount' in v2:
                                 v3 = v2['instructedAmount']
                                 if type(v3) is dict:
                                     _m3 = _C2(_s3) if type(_s3 := v3.get('amount')) is str else None
                                     if not (_m3 is not None and _amount_digits != 'exact' and type(_c := v3.get('currency')) is str and len(_m3.group(2) or '') <= _minor_units.get(_c, -1)):
-                                        hit((1, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                        hit((1, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount'))
                                     if not (_m3 is not None and _s3.strip('0.') != ''):
-                                        hit((2, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                        hit((2, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount'))
                                     if not (_C1(v3)):
-                                        hit((20, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                        hit((20, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount'))
                                     if 'amount' in v3:
                                         v4 = v3['amount']
                                         if type(v4) is str:
                                             if not (_m3 is not None):
-                                                hit((0, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
-                                                hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                                hit((0, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount/amount'))
+                                                hit((3, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount/amount'))
                                         else:
-                                            hit((0, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
-                                            hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                            hit((0, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount/amount'))
+                                            hit((3, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount/amount'))
                                 else:
-                                    hit((1, v3, '/payments/' + str(i2) + '/instructedAmount'))
-                                    hit((2, v3, '/payments/' + str(i2) + '/instructedAmount'))
-                                    hit((20, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    hit((1, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount'))
+                                    hit((2, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount'))
+                                    hit((20, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount'))
                             if 'creditorAddress' in v2:
                                 v3 = v2['creditorAddress']
                                 if type(v3) is dict:
                                     if not (_C8(v3)):
-                                        hit((19, v3, '/payments/' + str(i2) + '/creditorAddress'))
+                                        hit((19, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAddress'))
                                     if not ('city' not in v3):
-                                        hit((10, v3, '/payments/' + str(i2) + '/creditorAddress'))
+                                        hit((10, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAddress'))
                                 else:
-                                    hit((19, v3, '/payments/' + str(i2) + '/creditorAddress'))
-                                    hit((10, v3, '/payments/' + str(i2) + '/creditorAddress'))
+                                    hit((19, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAddress'))
+                                    hit((10, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAddress'))
                             if 'remittanceInformationStructured' in v2:
                                 v3 = v2['remittanceInformationStructured']
                                 if type(v3) is dict:
                                     if not (_C9(v3)):
-                                        hit((21, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
+                                        hit((21, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/remittanceInformationStructured'))
                                     if not (v3.get('referenceType') not in _kid_types or (type(_r := v3.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
-                                        hit((12, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
+                                        hit((12, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/remittanceInformationStructured'))
                                 else:
-                                    hit((21, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
-                                    hit((12, v3, '/payments/' + str(i2) + '/remittanceInformationStructured'))
+                                    hit((21, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/remittanceInformationStructured'))
+                                    hit((12, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/remittanceInformationStructured'))
                             if 'remittanceInformationStructuredArray' in v2:
                                 v3 = v2['remittanceInformationStructuredArray']
                                 if type(v3) is list:
-                                    for i4, v4 in enumerate(v3):
+                                    for v4 in (it4 := iter(v3)):
                                         if type(v4) is dict:
                                             if not (_C9(v4)):
-                                                hit((22, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
+                                                hit((22, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/remittanceInformationStructuredArray/' + str(len(v3) - it4.__length_hint__() - 1)))
                                             if not (v4.get('referenceType') not in _kid_types or (type(_r := v4.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
-                                                hit((13, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
+                                                hit((13, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/remittanceInformationStructuredArray/' + str(len(v3) - it4.__length_hint__() - 1)))
                                         else:
-                                            hit((22, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
-                                            hit((13, v4, '/payments/' + str(i2) + '/remittanceInformationStructuredArray/' + str(i4)))
+                                            hit((22, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/remittanceInformationStructuredArray/' + str(len(v3) - it4.__length_hint__() - 1)))
+                                            hit((13, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/remittanceInformationStructuredArray/' + str(len(v3) - it4.__length_hint__() - 1)))
                         else:
-                            hit((17, v2, '/payments/' + str(i2)))
-                            hit((9, v2, '/payments/' + str(i2)))
-                            hit((8, v2, '/payments/' + str(i2)))
-                            hit((14, v2, '/payments/' + str(i2)))
+                            hit((17, v2, '/payments/' + str(len(v1) - it2.__length_hint__() - 1)))
+                            hit((9, v2, '/payments/' + str(len(v1) - it2.__length_hint__() - 1)))
+                            hit((8, v2, '/payments/' + str(len(v1) - it2.__length_hint__() - 1)))
+                            hit((14, v2, '/payments/' + str(len(v1) - it2.__length_hint__() - 1)))
         else:
             hit((15, v0, ''))
             hit((23, v0, ''))
@@ -828,32 +828,32 @@ def _bind_5(calls, helpers):
             if 'payments' in v0:
                 v1 = v0['payments']
                 if type(v1) is list:
-                    for i2, v2 in enumerate(v1):
+                    for v2 in (it2 := iter(v1)):
                         if type(v2) is dict:
                             if 'creditorAccount' in v2:
                                 v3 = v2['creditorAccount']
                                 if type(v3) is dict:
                                     if not (type(_b := v3.get('bban')) is str and bban_passes(_b)):
-                                        hit((9, v3, '/payments/' + str(i2) + '/creditorAccount'))
-                                        hit((6, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                        hit((9, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAccount'))
+                                        hit((6, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAccount'))
                                 else:
-                                    hit((9, v3, '/payments/' + str(i2) + '/creditorAccount'))
-                                    hit((6, v3, '/payments/' + str(i2) + '/creditorAccount'))
+                                    hit((9, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAccount'))
+                                    hit((6, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/creditorAccount'))
                             if 'instructedAmount' in v2:
                                 v3 = v2['instructedAmount']
                                 if type(v3) is dict:
-                                    hit((15, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    hit((15, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount'))
                                     if 'amount' in v3:
                                         v4 = v3['amount']
                                         if type(v4) is str:
                                             if not (_C2(v4) is not None):
-                                                hit((1, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
-                                                hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                                hit((1, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount/amount'))
+                                                hit((3, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount/amount'))
                                         else:
-                                            hit((1, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
-                                            hit((3, v4, '/payments/' + str(i2) + '/instructedAmount/amount'))
+                                            hit((1, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount/amount'))
+                                            hit((3, v4, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount/amount'))
                                 else:
-                                    hit((15, v3, '/payments/' + str(i2) + '/instructedAmount'))
+                                    hit((15, v3, '/payments/' + str(len(v1) - it2.__length_hint__() - 1) + '/instructedAmount'))
             if 'instructedAmount' in v0:
                 v1 = v0['instructedAmount']
                 if type(v1) is dict:
@@ -1222,15 +1222,15 @@ def _bind_13(calls, helpers):
             if 'remittanceInformationStructuredArray' in v0:
                 v1 = v0['remittanceInformationStructuredArray']
                 if type(v1) is list:
-                    for i2, v2 in enumerate(v1):
+                    for v2 in (it2 := iter(v1)):
                         if type(v2) is dict:
                             if not (_C9(v2)):
-                                hit((24, v2, '/remittanceInformationStructuredArray/' + str(i2)))
+                                hit((24, v2, '/remittanceInformationStructuredArray/' + str(len(v1) - it2.__length_hint__() - 1)))
                             if not (v2.get('referenceType') not in _kid_types or (type(_r := v2.get('reference')) is str and kid_passes(_r, _kid_algorithms))):
-                                hit((12, v2, '/remittanceInformationStructuredArray/' + str(i2)))
+                                hit((12, v2, '/remittanceInformationStructuredArray/' + str(len(v1) - it2.__length_hint__() - 1)))
                         else:
-                            hit((24, v2, '/remittanceInformationStructuredArray/' + str(i2)))
-                            hit((12, v2, '/remittanceInformationStructuredArray/' + str(i2)))
+                            hit((24, v2, '/remittanceInformationStructuredArray/' + str(len(v1) - it2.__length_hint__() - 1)))
+                            hit((12, v2, '/remittanceInformationStructuredArray/' + str(len(v1) - it2.__length_hint__() - 1)))
         else:
             hit((18, v0, ''))
             hit((16, v0, ''))
@@ -1488,19 +1488,19 @@ def _bind_23(calls, helpers):
             if 'balances' in v0:
                 v1 = v0['balances']
                 if type(v1) is list:
-                    for i2, v2 in enumerate(v1):
+                    for v2 in (it2 := iter(v1)):
                         if type(v2) is dict:
                             if not (_C15(v2)):
-                                hit((2, v2, '/balances/' + str(i2)))
+                                hit((2, v2, '/balances/' + str(len(v1) - it2.__length_hint__() - 1)))
                             if 'balanceAmount' in v2:
                                 v3 = v2['balanceAmount']
                                 if type(v3) is dict:
                                     if not (_C1(v3)):
-                                        hit((3, v3, '/balances/' + str(i2) + '/balanceAmount'))
+                                        hit((3, v3, '/balances/' + str(len(v1) - it2.__length_hint__() - 1) + '/balanceAmount'))
                                 else:
-                                    hit((3, v3, '/balances/' + str(i2) + '/balanceAmount'))
+                                    hit((3, v3, '/balances/' + str(len(v1) - it2.__length_hint__() - 1) + '/balanceAmount'))
                         else:
-                            hit((2, v2, '/balances/' + str(i2)))
+                            hit((2, v2, '/balances/' + str(len(v1) - it2.__length_hint__() - 1)))
         else:
             hit((4, v0, ''))
         return hits
@@ -1610,19 +1610,19 @@ def _bind_25(calls, helpers):
             if 'balances' in v0:
                 v1 = v0['balances']
                 if type(v1) is list:
-                    for i2, v2 in enumerate(v1):
+                    for v2 in (it2 := iter(v1)):
                         if type(v2) is dict:
                             if not (_C15(v2)):
-                                hit((0, v2, '/balances/' + str(i2)))
+                                hit((0, v2, '/balances/' + str(len(v1) - it2.__length_hint__() - 1)))
                             if 'balanceAmount' in v2:
                                 v3 = v2['balanceAmount']
                                 if type(v3) is dict:
                                     if not (_C1(v3)):
-                                        hit((1, v3, '/balances/' + str(i2) + '/balanceAmount'))
+                                        hit((1, v3, '/balances/' + str(len(v1) - it2.__length_hint__() - 1) + '/balanceAmount'))
                                 else:
-                                    hit((1, v3, '/balances/' + str(i2) + '/balanceAmount'))
+                                    hit((1, v3, '/balances/' + str(len(v1) - it2.__length_hint__() - 1) + '/balanceAmount'))
                         else:
-                            hit((0, v2, '/balances/' + str(i2)))
+                            hit((0, v2, '/balances/' + str(len(v1) - it2.__length_hint__() - 1)))
         else:
             hit((3, v0, ''))
         return hits
@@ -1710,28 +1710,28 @@ def _bind_28(calls, helpers):
         hits = []
         hit = hits.append
         if type(v0) is list:
-            for i1, v1 in enumerate(v0):
+            for v1 in (it1 := iter(v0)):
                 if type(v1) is dict:
-                    hit((0, v1, '/' + str(i1)))
+                    hit((0, v1, '/' + str(len(v0) - it1.__length_hint__() - 1)))
                     if not (_C17(v1)):
-                        hit((3, v1, '/' + str(i1)))
+                        hit((3, v1, '/' + str(len(v0) - it1.__length_hint__() - 1)))
                     if 'creditorAccount' in v1:
                         v2 = v1['creditorAccount']
                         if type(v2) is dict:
                             if not (_C18(v2)):
-                                hit((1, v2, '/' + str(i1) + '/creditorAccount'))
+                                hit((1, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/creditorAccount'))
                         else:
-                            hit((1, v2, '/' + str(i1) + '/creditorAccount'))
+                            hit((1, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/creditorAccount'))
                     if 'debtorAccount' in v1:
                         v2 = v1['debtorAccount']
                         if type(v2) is dict:
                             if not (_C18(v2)):
-                                hit((2, v2, '/' + str(i1) + '/debtorAccount'))
+                                hit((2, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/debtorAccount'))
                         else:
-                            hit((2, v2, '/' + str(i1) + '/debtorAccount'))
+                            hit((2, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/debtorAccount'))
                 else:
-                    hit((0, v1, '/' + str(i1)))
-                    hit((3, v1, '/' + str(i1)))
+                    hit((0, v1, '/' + str(len(v0) - it1.__length_hint__() - 1)))
+                    hit((3, v1, '/' + str(len(v0) - it1.__length_hint__() - 1)))
         return hits
 
     return {(): accept_0, (0,): accept_1}, find
@@ -1835,49 +1835,49 @@ def _bind_29(calls, helpers):
         hits = []
         hit = hits.append
         if type(v0) is list:
-            for i1, v1 in enumerate(v0):
+            for v1 in (it1 := iter(v0)):
                 if type(v1) is dict:
-                    hit((0, v1, '/' + str(i1)))
+                    hit((0, v1, '/' + str(len(v0) - it1.__length_hint__() - 1)))
                     if not (_C19(v1)):
-                        hit((6, v1, '/' + str(i1)))
+                        hit((6, v1, '/' + str(len(v0) - it1.__length_hint__() - 1)))
                     if 'transactionAmount' in v1:
                         v2 = v1['transactionAmount']
                         if type(v2) is dict:
                             if not (_C1(v2)):
-                                hit((5, v2, '/' + str(i1) + '/transactionAmount'))
+                                hit((5, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/transactionAmount'))
                         else:
-                            hit((5, v2, '/' + str(i1) + '/transactionAmount'))
+                            hit((5, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/transactionAmount'))
                     if 'originalAmount' in v1:
                         v2 = v1['originalAmount']
                         if type(v2) is dict:
                             if not (_C1(v2)):
-                                hit((4, v2, '/' + str(i1) + '/originalAmount'))
+                                hit((4, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/originalAmount'))
                         else:
-                            hit((4, v2, '/' + str(i1) + '/originalAmount'))
+                            hit((4, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/originalAmount'))
                     if 'currencyExchange' in v1:
                         v2 = v1['currencyExchange']
                         if type(v2) is dict:
                             if not (_C20(v2)):
-                                hit((2, v2, '/' + str(i1) + '/currencyExchange'))
+                                hit((2, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/currencyExchange'))
                         else:
-                            hit((2, v2, '/' + str(i1) + '/currencyExchange'))
+                            hit((2, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/currencyExchange'))
                     if 'markupFee' in v1:
                         v2 = v1['markupFee']
                         if type(v2) is dict:
                             if not (_C1(v2)):
-                                hit((3, v2, '/' + str(i1) + '/markupFee'))
+                                hit((3, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/markupFee'))
                         else:
-                            hit((3, v2, '/' + str(i1) + '/markupFee'))
+                            hit((3, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/markupFee'))
                     if 'cardAcceptorAddress' in v1:
                         v2 = v1['cardAcceptorAddress']
                         if type(v2) is dict:
                             if not (_C4(v2)):
-                                hit((1, v2, '/' + str(i1) + '/cardAcceptorAddress'))
+                                hit((1, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/cardAcceptorAddress'))
                         else:
-                            hit((1, v2, '/' + str(i1) + '/cardAcceptorAddress'))
+                            hit((1, v2, '/' + str(len(v0) - it1.__length_hint__() - 1) + '/cardAcceptorAddress'))
                 else:
-                    hit((0, v1, '/' + str(i1)))
-                    hit((6, v1, '/' + str(i1)))
+                    hit((0, v1, '/' + str(len(v0) - it1.__length_hint__() - 1)))
+                    hit((6, v1, '/' + str(len(v0) - it1.__length_hint__() - 1)))
         return hits
 
     return {(): accept_0, (0,): accept_1}, find

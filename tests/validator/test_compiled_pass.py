@@ -254,6 +254,16 @@ def test_findings_limits(most):
             same_reports(changed, kind, pairs=pairs)
 
 
+def test_an_array_holding_one_object_at_several_places():
+    # a payload built in Python may hold one entry object twice: each place is its own index in the pointers
+    gen = _payloads.Payloads(seed=36, spec=SPEC)
+    bulk = gen.broken_bulk(12, 4)
+    payments = bulk["payments"]
+    bulk["payments"] = [payments[0], payments[1], payments[0], payments[5], payments[3], payments[0], payments[3]]
+    same_reports(bulk, "bulk-payment")
+    same_reports(bulk, None)
+
+
 def test_maps_of_a_spec_that_has_them(monkeypatch):
     # No kind of spec/openapi.yaml has a rule below a map's values (additionalProperties): a spec that has them,
     # its passes generated and bound in place of the committed ones, checked against the general walk
