@@ -257,7 +257,7 @@ def _walk_rank() -> dict[str, int]:
                                                          if type(value) is type(load_all)]))
     rank = {name: number for number, name in enumerate(modules)}
     ranked = sorted(enumerate(rules_pkg.semantic_rules()),
-                    key=lambda pair: (rank.get(pair[1].check.__module__, len(rank)), pair[0]))
+                    key=lambda pair: (rank.get(getattr(pair[1].check, "__module__", None), len(rank)), pair[0]))
     return {rule.id: number for number, (_index, rule) in enumerate(ranked)}
 
 
