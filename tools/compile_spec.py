@@ -241,7 +241,7 @@ def _emit(node: _Node, place: _Place, indent: str, out: list[str], spec: Spec, l
         _emit(node.items, _Place(child, depth + 1), indent + "        ", out, spec, layout, constants)
 
 
-def _pointer(parts: list[str]) -> str:
+def _pointer(parts: list) -> str:
     """The code of a pointer from its parts: literal text, or (a tuple) the code of a part known only while walking."""
     merged: list = []
     for part in parts:
