@@ -225,12 +225,84 @@ class _StreamPass:
 # The value tests of the rules' checks that the compiled rule passes call (tools/compile_spec.py writes them in where
 # a rule finds nothing when its test passes); handed to them when they are bound: validator/compiled.py, generated
 # below every other module, imports none.
-COMPILED_HELPERS = {"bban_passes": bban_passes, "iban_passes": iban_passes, "kid_passes": kid_passes, "as_date": as_date}
+COMPILED_HELPERS = {"bban_passes": bban_passes, "iban_passes": iban_passes, "kid_passes": kid_passes, "as_date": as_date,
+                    "escape_pointer_token": escape_pointer_token}
+
+
+def walk_patterns(plan: _Plan, call_at) -> dict[tuple, list]:
+    """The places of the general walk in its order, each with its calls (``call_at(rule, pattern, target)``; None:
+    the walk makes no such call): patterns in the order of the plan's steps (the rules in :func:`_walk_rank`'s order,
+    each rule's places in turn), which :func:`validator.locate.compile_visit` turns into the walk's tree.
+    tools/compile_spec.py writes the find pass in this order, so both take it from here."""
+    rank = _walk_rank()
+    by_pattern: dict[tuple, list] = {}
+    for rule, patterns in sorted(plan.steps, key=lambda step: rank[step[0].id]):
+        for pattern, target in patterns:
+            call = call_at(rule, pattern, target)
+            if call is not None:
+                by_pattern.setdefault(pattern, []).append(call)
+    return by_pattern
+
+
+def _walk_rank() -> dict[str, int]:
+    """Each semantic rule's place in the walk's order, the same in every process. The catalogue lists the rules in the
+    order their modules were first imported, which a process importing one rule module before the engine changes
+    (and with it which findings the findings limit keeps, and the find pass's order): here the order a validating
+    process has always had, the rules of the module the engine imports itself (rules.dates, for ``as_date``) first,
+    then those of the modules rules.load_all imports, in its order; each module's rules in the order it registers
+    them (a module of none of these, as a test's, after them)."""
+    from .rules import load_all
+
+    modules = list(dict.fromkeys([as_date.__module__] + [value.__name__ for value in vars(load_all).values()
+                                                         if type(value) is type(load_all)]))
+    rank = {name: number for number, name in enumerate(modules)}
+    ranked = sorted(enumerate(rules_pkg.semantic_rules()),
+                    key=lambda pair: (rank.get(getattr(pair[1].check, "__module__", None), len(rank)), pair[0]))
+    return {rule.id: number for number, (_index, rule) in enumerate(ranked)}
+
+
+def walk_order(node: Visit | None, site_of, path: tuple = ()) -> tuple | None:
+    """The order in which the walk of ``node`` makes its calls, as plain data: (the calls of the place, each as
+    ``site_of(call, encoded path)``; each member's (name, order); the map values' order; the items' order), places
+    without any call left out (None). Two visits with one order make the same calls in the same order on any value."""
+    if node is None:
+        return None
+    members = tuple((name, order) for name, _token, child in node.members
+                    if (order := walk_order(child, site_of, path + (name,))) is not None)
+    values, items = walk_order(node.values, site_of, path + (1,)), walk_order(node.items, site_of, path + (0,))
+    calls = tuple(site_of(call, path) for call in node.calls)
+    if not calls and not members and values is None and items is None:
+        return None
+    return calls, members, values, items
+
+
+def _kept_order(order: tuple | None, kept) -> tuple | None:
+    """``order`` (walk_order's data) with only the calls in ``kept``, places left without any call dropped."""
+    if order is None:
+        return None
+    calls, members, values, items = order
+    members = tuple((name, sub) for name, child in members if (sub := _kept_order(child, kept)) is not None)
+    values, items = _kept_order(values, kept), _kept_order(items, kept)
+    calls = tuple(site for site in calls if site in kept)
+    if not calls and not members and values is None and items is None:
+        return None
+    return calls, members, values, items
 
 
 def _finds_nothing(_value: Any, _ctx: RuleContext, _at: Location) -> tuple:
     """A rule the profile switched off, in a compiled rule pass."""
     return ()
+
+
+@record
+class _BoundPasses:
+    """A kind's generated passes (validator/compiled.py) bound to this validator's rules."""
+
+    sites: tuple  # (rule id, encoded pattern, target) of each site, in the generated file's order
+    order: tuple | None  # the general walk's order of the sites' calls with every rule on (walk_order's data)
+    accepts: dict  # encoded pattern -> accept(value, ctx): the whole payload's at (), each array's items'
+    find: Any  # find(value, ctx) -> hits [(site, value, pointer)]
+    calls: tuple  # each site's (check, at, rule); None: a rule the profile switched off
 
 
 class PayloadValidator:
@@ -239,9 +311,11 @@ class PayloadValidator:
 
     # Inputs of at least this many bytes stream their long array (see STREAM_BYTES); a test sets it per instance.
     stream_bytes = STREAM_BYTES
-    # A payload the compiled schema engine finds valid is first given to the kind's compiled rule pass
-    # (validator/compiled.py, generated by tools/compile_spec.py): when it accepts, no rule finds anything and the
-    # general walk is skipped. False: always the general walk (the differential tests compare the two).
+    # The rules of a payload are found by its kind's compiled find pass (validator/compiled.py, generated by
+    # tools/compile_spec.py): the general walk's calls that may find something, made as the walk makes them; where
+    # that pass is not exactly the walk, a payload the schema engine finds valid is first given to the accept pass
+    # (no rule finds anything: nothing more to do), else to the general walk. False: always the general walk (the
+    # differential tests compare the two).
     compiled_pass = True
 
     def __init__(
@@ -271,7 +345,8 @@ class PayloadValidator:
         self.max_findings = max_findings
         self.catalogue = rules_pkg.catalogue()
         self._visits: dict[str, Visit] = {}
-        self._passes: dict[str, Any] = {}  # kind -> its bound compiled rule pass (None: the kind has none)
+        self._passes: dict[str, Any] = {}  # kind -> its bound compiled rule passes (None: the kind has none)
+        self._finds: dict[str, Any] = {}  # kind -> (its find pass, each site's call), when exactly the general walk
 
     # ---- entry points: each gives a report for any input, never an exception ----
     def validate(self, payload: Any, kind: str | None = None, *, source: str = "<payload>") -> Report:
@@ -396,14 +471,26 @@ class PayloadValidator:
         checker = checker_for(self.spec, kind.schema_name)
         valid = checker.is_valid(payload)
         ctx = RuleContext(self.spec, kind, self.today, self.context, self.profile, payload)
-        if valid and self.compiled_pass and self._accepts(payload, kind, ctx):
+        found = self._find(payload, kind, ctx) if self.compiled_pass else None
+        if found is None:
+            if valid and self.compiled_pass and self._accepts(payload, kind, ctx):
+                return []
+        elif valid and not found[0]:
             return []
         limit = _FindingLimit(self.max_findings)
         request = kind.is_request
         issues, omitted = checker.limited_issues(payload, self.max_findings, valid=valid)
         self._add_issues(issues, "", request, limit)
         limit.omit(omitted, ERROR)
-        self._visit(self._visit_for(kind), payload, ctx, request, limit)
+        if found is None:
+            self._visit(self._visit_for(kind), payload, ctx, request, limit)
+        else:  # the calls the general walk would make that can find something, in its order
+            hits, calls = found
+            call = self._caller(ctx, request, limit)
+            for site, value, pointer in hits:
+                made = calls[site]
+                if made is not None:  # None: a rule the profile switched off, which the walk never calls
+                    call(made[0], made[1], made[2], value, pointer)
         findings = limit.findings
         if len(findings) > 1:
             findings.sort(key=_finding_order)
@@ -423,10 +510,31 @@ class PayloadValidator:
         the value there (so two rules reading one value run one after the other)."""
         self._walker(ctx, request, limit)(root, payload, "")
 
+    def _caller(self, ctx: RuleContext, request: bool, limit: "_FindingLimit"):
+        """``call(check, at, rule, value, pointer)``: one rule on the value at ``pointer``, its findings added to
+        ``limit`` (the general walk's and the find pass's calls alike); made once per input."""
+        make_finding = self._finding
+
+        def call(check, at: Location, rule: rules_pkg.Rule, value: Any, pointer: str) -> None:
+            try:
+                for issue in check(value, ctx, at):
+                    if limit.full:  # counted, not built
+                        severity = self._severity(rule.id, issue.severity)
+                        if severity != "off":
+                            limit.omit(1, severity)
+                        continue
+                    finding = make_finding(rule.id, pointer + issue.path, issue.message, request, severity=issue.severity, ref=issue.ref)
+                    if finding:
+                        limit.add(finding)
+            except Exception as exc:  # a rule bug must surface as a finding, never a traceback
+                limit.add(Finding("internal-error", ERROR, pointer, f"rule {rule.id} failed: {type(exc).__name__}: {exc}", None, None, rule.ref))
+
+        return call
+
     def _walker(self, ctx: RuleContext, request: bool, limit: "_FindingLimit"):
         """``visit(node, value, pointer)``: the walk of :meth:`_visit` from any place; made once per input (the
         function refers to itself: a reference cycle, which the paused collector frees only later)."""
-        make_finding = self._finding
+        call = self._caller(ctx, request, limit)
 
         def visit(node: Visit, value: Any, pointer: str) -> None:
             accept = node.accept
@@ -437,18 +545,7 @@ class PayloadValidator:
                 except Exception:  # noqa: BLE001 - walked as usual: a failing rule becomes its finding
                     pass
             for check, at, rule in node.calls:
-                try:
-                    for issue in check(value, ctx, at):
-                        if limit.full:  # counted, not built
-                            severity = self._severity(rule.id, issue.severity)
-                            if severity != "off":
-                                limit.omit(1, severity)
-                            continue
-                        finding = make_finding(rule.id, pointer + issue.path, issue.message, request, severity=issue.severity, ref=issue.ref)
-                        if finding:
-                            limit.add(finding)
-                except Exception as exc:  # a rule bug must surface as a finding, never a traceback
-                    limit.add(Finding("internal-error", ERROR, pointer, f"rule {rule.id} failed: {type(exc).__name__}: {exc}", None, None, rule.ref))
+                call(check, at, rule, value, pointer)
             kind = type(value)
             if kind is dict:
                 for name, token, child in node.members:
@@ -594,33 +691,66 @@ class PayloadValidator:
 
     def _accepts(self, payload: Any, kind: Kind, ctx: RuleContext) -> bool:
         """The kind's compiled rule pass: True only when no rule (of those the profile keeps) finds anything."""
-        passes = self._passes.get(kind.name, _UNBOUND)
-        if passes is _UNBOUND:
-            passes = self._passes[kind.name] = self._bind_pass(kind)
-        if passes is None:
+        bound = self._bound_passes(kind)
+        if bound is None:
             return False
         try:
-            return passes[()](payload, ctx)
+            return bound.accepts[()](payload, ctx)
         except Exception:  # noqa: BLE001 - the general walk turns a failing rule into its finding
             return False
 
-    def _bind_pass(self, kind: Kind) -> dict[tuple, Any] | None:
-        """The generated passes of ``kind`` (encoded pattern -> pass: the whole payload's at ``()``, each array's
-        items') given each site's rule function (a no-op for a rule the profile switched off, which the general walk
-        never runs) and location; None when the generated file does not match the rules and places of this spec
-        (then it is stale: tools/compile_spec.py regenerates it)."""
+    def _find(self, payload: Any, kind: Kind, ctx: RuleContext) -> tuple[list, tuple] | None:
+        """The kind's find pass on ``payload``: (the hits, each ``(site, value, pointer)`` of a call the general walk
+        would make whose rule may find something, in the walk's order; each site's ``(check, at, rule)``, None for a
+        rule switched off); None when only the general walk gives the findings exactly (no pass bound, a profile
+        that changes the walk's order, or the pass raised: then a rule or the walk itself raises there as well)."""
+        found = self._finds.get(kind.name, _UNBOUND)
+        if found is _UNBOUND:
+            found = self._finds[kind.name] = self._exact_find(kind)
+        if found is None:
+            return None
+        try:
+            return found[0](payload, ctx), found[1]
+        except Exception:  # noqa: BLE001 - the general walk words it (a rule's failure becomes its finding)
+            return None
+
+    def _exact_find(self, kind: Kind) -> tuple[Any, tuple] | None:
+        """The kind's find pass and its sites' calls when its walk is this validator's (the general walk's calls,
+        without the rules the profile switched off, in the same order); else None."""
+        bound = self._bound_passes(kind)
+        if bound is None:
+            return None
+        index = {site: number for number, site in enumerate(bound.sites)}
+        walked = walk_order(self._visit_for(kind), lambda call, path: index.get((call[2].id, path, call[1].target)))
+        kept = {number for number, call in enumerate(bound.calls) if call is not None}
+        return (bound.find, bound.calls) if _kept_order(bound.order, kept) == walked else None
+
+    def _bound_passes(self, kind: Kind) -> "_BoundPasses | None":
+        bound = self._passes.get(kind.name, _UNBOUND)
+        if bound is _UNBOUND:
+            bound = self._passes[kind.name] = self._bind_pass(kind)
+        return bound
+
+    def _bind_pass(self, kind: Kind) -> "_BoundPasses | None":
+        """The generated passes of ``kind`` given each site's rule function (a no-op for a rule the profile switched
+        off, which the general walk never runs) and location; None when the generated file does not match the rules
+        and places of this spec (then it is stale: tools/compile_spec.py regenerates it)."""
         from . import compiled
 
         generated = compiled.KINDS.get(kind.name)
         plan = plan_for(self.spec, kind.name)
         sites = {}
         for rule, patterns in plan.steps:
-            check = _finds_nothing if self._severity(rule.id) == "off" else rule.check
+            off = self._severity(rule.id) == "off"
             for pattern, target in patterns:
-                sites[(rule.id, encode_pattern(pattern), target)] = (check, Location(plan.layout.objects.get(pattern), target))
+                sites[(rule.id, encode_pattern(pattern), target)] = (rule, off, Location(plan.layout.objects.get(pattern), target))
         if generated is None or len(generated[0]) != len(sites) or not sites.keys() >= set(generated[0]):
             return None
-        return generated[1]([part for site in generated[0] for part in sites[site]], COMPILED_HELPERS)
+        made = [sites[site] for site in generated[0]]
+        accepts, find = generated[2]([part for rule, off, at in made for part in (_finds_nothing if off else rule.check, at)],
+                                     COMPILED_HELPERS)
+        calls = tuple(None if off else (rule.check, at, rule) for rule, off, at in made)
+        return _BoundPasses(generated[0], generated[1], accepts, find, calls)
 
     def _visit_for(self, kind: Kind) -> Visit:
         """The kind's compiled visit without the rules this validator's profile switched off: each
@@ -628,24 +758,21 @@ class PayloadValidator:
         cached = self._visits.get(kind.name)
         if cached is None:
             plan = plan_for(self.spec, kind.name)
-            by_pattern: dict[tuple, list] = {}
-            for rule, patterns in plan.steps:
-                if self._severity(rule.id) == "off":
-                    continue
-                for pattern, target in patterns:
-                    at = Location(plan.layout.objects.get(pattern), target)
-                    by_pattern.setdefault(pattern, []).append((rule.check, at, rule))
-            cached = self._visits[kind.name] = compile_visit(by_pattern)
+
+            def call_at(rule, pattern, target):
+                if self._severity(rule.id) != "off":
+                    return rule.check, Location(plan.layout.objects.get(pattern), target), rule
+                return None
+
+            cached = self._visits[kind.name] = compile_visit(walk_patterns(plan, call_at))
             if self.compiled_pass:
                 self._attach_item_passes(cached, kind)
         return cached
 
     def _attach_item_passes(self, root: Visit, kind: Kind) -> None:
         """Each array's items in the visit get the compiled pass of their place: the walk skips an item it accepts."""
-        passes = self._passes.get(kind.name, _UNBOUND)
-        if passes is _UNBOUND:
-            passes = self._passes[kind.name] = self._bind_pass(kind)
-        for pattern, accept in (passes or {}).items():
+        bound = self._bound_passes(kind)
+        for pattern, accept in (bound.accepts if bound is not None else {}).items():
             node: Visit | None = root
             for step in pattern:
                 if node is None:
