@@ -169,7 +169,18 @@ def _top_object(payload: Any, array: bool) -> dict:
 
 def detect_kind(spec: Spec, payload: Any) -> Detection:
     """The kind a payload is meant to be (see the module docstring)."""
-    exact = _exact_fits(spec, payload)
+    fitting = None
+    if type(payload) is dict:  # most often the keys fit one shape of one kind: it is the one when its objects fit
+        fitting = _fitting_keys(spec, frozenset(payload))
+        if len(fitting) == 1:
+            entry, shape = fitting[0]
+            for name, required in shape.nested:  # Shape.nested_complete, without a call per payload
+                value = payload.get(name)
+                if isinstance(value, dict) and not value.keys() >= required:
+                    break
+            else:
+                return _detected(spec, entry.kind.name)
+    exact = _exact_fits(spec, payload, fitting)
     if len(exact) == 1:  # one kind fits: valid or not, it is the one (its checks come next)
         return _detected(spec, exact[0].kind.name)
     if exact:
@@ -261,11 +272,12 @@ def _named(score: _Score) -> str:
     return "; ".join(parts)
 
 
-def _exact_fits(spec: Spec, payload: Any) -> list[KindShapes]:
-    """The kinds whose shape the payload fits exactly (rule 1 of the module docstring), in kind_shapes order."""
+def _exact_fits(spec: Spec, payload: Any, fitting: tuple | None = None) -> list[KindShapes]:
+    """The kinds whose shape the payload fits exactly (rule 1 of the module docstring), in kind_shapes order;
+    ``fitting``: what :func:`_fitting_keys` gave for its keys, when the caller asked already."""
     exact: list[KindShapes] = []
     if isinstance(payload, dict):
-        for entry, shape in _fitting_keys(spec, frozenset(payload)):
+        for entry, shape in fitting if fitting is not None else _fitting_keys(spec, frozenset(payload)):
             if shape.nested_complete(payload):
                 if not (exact and exact[-1] is entry):
                     exact.append(entry)
@@ -314,10 +326,12 @@ def _fitting_keys(spec: Spec, keys: frozenset) -> tuple:
 
 def _detected(spec: Spec, kind: str) -> Detection:
     """The detection of a kind that fits alone: one per kind (a frozen value), not one per payload."""
-    key = ("detected", kind)
-    found = spec._cache.get(key)
+    known = spec._cache.get("detected")
+    if known is None:
+        known = spec._cache["detected"] = {}
+    found = known.get(kind)
     if found is None:
-        found = spec._cache[key] = Detection(kind, (kind,), f"checked as {kind} (detected)")
+        found = known[kind] = Detection(kind, (kind,), f"checked as {kind} (detected)")
     return found
 
 

@@ -864,12 +864,14 @@ def _add_positions(report: Report, data: bytes, *, clean: bool = False) -> None:
     global _PositionIndex
     if _PositionIndex is None:  # imported on the first findings to place: a valid payload's start does without it
         from .positions import PositionIndex as _PositionIndex
+    if data[:3] == _BOM:  # as the "utf-8-sig" codec decodes (one byte order mark dropped), without its Python step
+        data = data[3:]
     try:
-        # As the "utf-8-sig" codec decodes (one byte order mark dropped), without its Python-level codec step
-        text = data[3:].decode() if data[:3] == _BOM else data.decode()
+        text = data.decode()
     except UnicodeDecodeError:
         return
-    index = _PositionIndex(text, unique_keys=clean)
+    index = _PositionIndex(text, unique_keys=clean, data=data)
+    one_line = _NEWLINE not in data  # a JSONL line, a compact document: the column is the offset's
     placed = []
     offsets: dict[str, int | None] = {}  # findings at one place (a rule's error and another's warning) look it up once
     for f in report.findings:
@@ -877,7 +879,7 @@ def _add_positions(report: Report, data: bytes, *, clean: bool = False) -> None:
             pointer = f.pointer
             offset = offsets[pointer] if pointer in offsets else offsets.setdefault(pointer, index.offset(pointer))
             if offset is not None:
-                line, column = index.line_column(offset)
+                line, column = (1, offset + 1) if one_line else index.line_column(offset)
                 # Built directly (dataclasses.replace costs ten times as much, a thousand findings a report)
                 f = Finding(f.rule, f.severity, pointer, f.message, f.code, f.status, f.ref, line, column)
         placed.append(f)
@@ -889,6 +891,7 @@ def _add_positions(report: Report, data: bytes, *, clean: bool = False) -> None:
 
 _PositionIndex = None  # validator.positions.PositionIndex, once imported
 _BOM = b"\xef\xbb\xbf"
+_NEWLINE = ord("\n")  # a number: ``b"\n" in data`` first tries to read b"\n" as one (an exception raised and cleared)
 
 
 def _text_order(f: Finding) -> tuple:

@@ -64,9 +64,16 @@ class PositionIndex:
     scanned whole on first use, the last of repeated members kept, and a container the scan cannot read
     (malformed text) gives no offsets at all."""
 
-    def __init__(self, text: str, *, unique_keys: bool = False):
+    def __init__(self, text: str, *, unique_keys: bool = False, data: bytes | None = None):
+        """``data``: the UTF-8 bytes ``text`` was decoded from (no byte order mark), with ``unique_keys``: pointers
+        along objects are first looked up in them by searching (:func:`_searched_offset`)."""
         self.text = text
         self.unique_keys = unique_keys
+        self.data = data if unique_keys else None
+        # bytes the searches may still read: a few times the text, so that many findings in one long object cost
+        # no more than the scan, which is linear in all lookups
+        self._search_budget = _SEARCH_BUDGET * len(data) if self.data is not None else 0
+        self._search_misses = _SEARCH_MISSES
         # container offset -> _Scan (its members or elements found so far); None: not a container, or one whose
         # text the scan cannot read
         self._containers: dict[int, _Scan | None] = {}
@@ -156,9 +163,14 @@ class PositionIndex:
     def offset(self, pointer: str) -> int | None:
         """Where the value at ``pointer`` starts; for an absent member (a missing required
         property) where its parent starts; None when the text is not what the pointer walks."""
+        if pointer and self._search_budget > 0:
+            searched = _searched_offset(self, pointer)
+            if searched is not None:
+                return searched
         i = self._root
         if i is None:
-            i = self._root = _skip_ws(self.text, 0)
+            text = self.text
+            i = self._root = _skip_ws(text, 0) if text[:1] in _WHITESPACE else 0
         if i >= len(self.text):
             return None
         if not pointer:
@@ -177,7 +189,8 @@ class PositionIndex:
         """1-based line and column (in characters) of an index."""
         if self._newlines is None:
             self._newlines = self._line_ends()
-
+        if not self._newlines:  # one line
+            return 1, offset + 1
         line = bisect.bisect_left(self._newlines, offset)
         start = self._newlines[line - 1] + 1 if line else 0
         return line + 1, offset - start + 1
@@ -199,6 +212,99 @@ class PositionIndex:
     def position(self, pointer: str) -> tuple[int, int] | None:
         offset = self.offset(pointer)
         return None if offset is None else self.line_column(offset)
+
+
+# ---- a pointer along objects of a clean text, found by searching ----
+# In a text that decodes cleanly and repeats no key, an object's member is found without a Python step per member
+# before it (the scan's cost): its name, as JSON writes it plainly, is searched for in the UTF-8 bytes, and a place
+# found is taken when the bytes from the object's first member up to it hold no backslash (so each quote opens or
+# closes a string), and their quotes and brackets, with each pair of adjacent quotes taken away (a string without
+# brackets), leave no quote (no string holds a bracket, and the place is outside strings) and brackets that close
+# each other in turn (the place is in this object, neither in a value within it nor past its end); a colon must
+# follow the name. A member is absent when neither a plain spelling of its name nor a backslash (which could spell
+# it otherwise) follows the object's first member. Anything else (an array on the way, a name written with escapes,
+# a bracket in a string before the member) is left to the scan, which decides every text; the searches of one text
+# read at most a few times its length (then the scan alone goes on).
+_SEARCH_BUDGET = 4
+_CANDIDATES = 4  # places of a name's spelling tried per member
+_SPACE = re.compile(rb"[ \t\n\r]*+")
+_NAME_END = re.compile(rb"[ \t\n\r]*+:[ \t\n\r]*+")
+_SPACE_CODES = frozenset(b" \t\n\r")
+_OPEN, _CLOSE, _QUOTE, _COLON = b"{}\":"
+_SEARCH_MISSES = 4  # pointers the search cannot follow in one text before the scan alone goes on
+_MARKS = bytes(range(256)).replace(b"[", b"{").replace(b"]", b"}")  # the two kinds of bracket alike
+_NOT_MARKS = bytes(set(range(256)) - set(b'"{}[]'))
+
+
+def _searched_offset(index: PositionIndex, pointer: str) -> int | None:
+    """The offset (in characters) :meth:`PositionIndex.offset` gives for ``pointer`` (not the root's), when each
+    of its steps is an object's member found by searching; None when the scan must decide."""
+    data = index.data
+    end = len(data)
+    # Bytes are compared as numbers: ``b"x" in data`` first tries to read b"x" as a number (an exception raised
+    # and cleared, dearer than the search)
+    at = _SPACE.match(data).end() if end and data[0] in _SPACE_CODES else 0
+    for raw in pointer.split("/")[1:]:
+        if at >= end or data[at] != _OPEN:
+            return _missed(index)
+        first = at + 1
+        if first < end and data[first] in _SPACE_CODES:
+            first = _SPACE.match(data, first).end()
+        if first < end and data[first] == _CLOSE:
+            break  # absent: where its object starts
+        name = raw.replace("~1", "/").replace("~0", "~") if "~" in raw else raw
+        if not name.isprintable() or '"' in name or "\\" in name:  # not written as it is
+            return _missed(index)
+        spelled = b'"' + name.encode() + b'"'
+        escape = data.find(b"\\", first)
+        found = data.find(spelled, first)
+        tries = _CANDIDATES
+        while True:
+            if found < 0:
+                if escape < 0:
+                    return at if index.text.isascii() else len(data[:at].decode())  # absent: where its object starts
+                return _missed(index)
+            if 0 <= escape < found or not tries:
+                return _missed(index)
+            tries -= 1
+            if found > first:  # what comes before it in the object: brackets outside strings that close in turn?
+                index._search_budget -= found - first
+                if index._search_budget < 0:
+                    return None
+                marks = data[first:found].translate(_MARKS, _NOT_MARKS).replace(b'""', b"")
+                if _QUOTE in marks:  # a string holding a bracket
+                    return _missed(index)
+                while marks:
+                    inner = marks.replace(b"{}", b"")
+                    if len(inner) == len(marks):
+                        break
+                    marks = inner
+                if marks:
+                    found = data.find(spelled, found + 1)
+                    continue
+            after = found + len(spelled)  # past the name: a colon and the value, or a string value of that text
+            if after < end and data[after] == _COLON:
+                after += 1
+                if after < end and data[after] in _SPACE_CODES:
+                    after = _SPACE.match(data, after).end()
+                break
+            if after < end and data[after] in _SPACE_CODES:
+                colon = _NAME_END.match(data, after)
+                if colon is not None:
+                    after = colon.end()
+                    break
+            found = data.find(spelled, found + 1)
+        at = after
+    return at if index.text.isascii() else len(data[:at].decode())
+
+
+def _missed(index: PositionIndex) -> None:
+    """A pointer the search cannot follow: after a few, a text's pointers go to the scan straight away (an array on
+    their way, names written with escapes)."""
+    index._search_misses -= 1
+    if not index._search_misses:
+        index._search_budget = 0
+    return None
 
 
 def pointer_offset(text: str, pointer: str) -> int | None:

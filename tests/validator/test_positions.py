@@ -79,3 +79,70 @@ def test_a_long_array_is_not_decoded_to_find_a_member_before_it():
     assert list(root.found) == ["head", "entries"] and len(index._containers[text.index("[")].found) == 4
     assert index.position("/tail") == (1, text.index('"tail"') + 9)
     assert index.position("/entries/9") == (1, text.index("[") + 1)
+
+
+# Names and strings made of what can confuse a search of the text: quotes, backslashes, brackets, colons, commas,
+# white space, a control character, letters beyond ASCII, and the names themselves.
+_TRICKY = st.sampled_from(['"', "\\", "{", "}", "[", "]", ":", ",", " ", "\n", "\x01", "é", "€", "a", "b", "ab"])
+_tricky_text = st.lists(_TRICKY, max_size=4).map("".join)
+_names = st.sampled_from(["a", "b", "ab", "", "x y", "é"]) | _tricky_text
+_tricky_values = st.recursive(
+    st.none() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _names | _tricky_text,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(_names, children, max_size=4),
+    max_leaves=24,
+)
+
+
+def _texts(value, draw) -> str:
+    indent = draw(st.sampled_from([None, 0, 2]))
+    separators = draw(st.sampled_from([None, (",", ":"), (" , ", " : ")]))
+    text = json.dumps(value, indent=indent, separators=separators, ensure_ascii=draw(st.booleans()))
+    return draw(st.sampled_from(["", " ", "\n"])) + text + draw(st.sampled_from(["", "\r\n"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_tricky_values, data=st.data())
+def test_members_found_by_searching_the_bytes_are_where_the_scan_finds_them(value, data):
+    """A clean text's pointers along objects are looked up by searching its bytes (PositionIndex(data=...)): every
+    pointer, absent members and members of absent or scalar values included, gives the whole scan's offset."""
+    text = _texts(value, data.draw)
+    pointers = [make_pointer(*tokens) for tokens, _ in _pointers(value)]
+    pointers += [p + suffix for p in pointers for suffix in ("/a", "/b", "/ab", "/", "/0", "/a/b")]
+    order = data.draw(st.permutations(pointers))
+    whole = PositionIndex(text)
+    searched = PositionIndex(text, unique_keys=True, data=text.encode())
+    assert [searched.offset(p) for p in order] == [whole.offset(p) for p in order]
+    assert [searched.position(p) for p in order] == [whole.position(p) for p in order]
+
+
+def test_the_search_finds_members_past_nested_values_and_names_written_as_values():
+    text = '{"n": "b", "x": {"b": [1, {"b": 2}]}, "y": {"c": "é:,"}, "b": {"b": 3}}'
+    index = PositionIndex(text, unique_keys=True, data=text.encode())
+    assert index.offset("/b/b") == text.rindex("3")
+    assert index.offset("/x/b") == text.index("[")
+    assert index.offset("/x/c") == text.index('{"b": [')  # absent: where its object starts
+    assert index.offset("/y/b") == text.index('{"c"')  # "b" follows in a sibling: absent here
+    assert index.offset("/y/c") == text.index('"é')  # in characters, not bytes
+    assert index._search_misses == 4  # all found by searching, none left to the scan
+    assert not index._containers  # the scan never ran
+
+
+def test_what_the_search_cannot_tell_is_left_to_the_scan():
+    text = '{"a": "\\"b\\": 0", "\\u0062": 1, "c": [{"d": 2}]}'
+    index = PositionIndex(text, unique_keys=True, data=text.encode())
+    assert index.offset("/b") == text.index("1")  # written with an escape (and one in a string before it)
+    assert index.offset("/c/0/d") == text.index("2}")  # an array on the way
+    assert index._search_misses == 2
+    text = '{"e": "{", "f": 3}'
+    index = PositionIndex(text, unique_keys=True, data=text.encode())
+    assert index.offset("/f") == text.index("3")  # a string holding a bracket before it
+    assert index._search_misses == 3
+
+
+def test_the_search_reads_at_most_a_few_times_the_text():
+    names = [f"m{n}" for n in range(200)]
+    text = json.dumps({name: {"v": n} for n, name in enumerate(names)})
+    index = PositionIndex(text, unique_keys=True, data=text.encode())
+    assert [index.offset(f"/{name}/v") for name in reversed(names)] == [PositionIndex(text).offset(f"/{name}/v") for name in reversed(names)]
+    assert index._search_budget < 0  # spent: the last members were found by the scan
+    assert index._containers
