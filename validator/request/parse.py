@@ -30,7 +30,7 @@ _ABSOLUTE_RE = re.compile(r"https?://", re.I)
 # Texts already found to be HTTP tokens (header names, methods) and long header values already found to be printable
 # ASCII (a certificate): a client sends the same ones on every request, and a set lookup costs a fraction of a regex
 # match or of a scan character by character. Bounded, as the validator runs in servers: emptied when full.
-_KNOWN_TOKENS: set[str] = set()
+_KNOWN_TOKENS: dict[str, str] = {}  # token -> its lower-case form (a header's index key)
 _KNOWN_PRINTABLE: set[str] = set()
 _KNOWN_BOUND = 256
 _TOKEN_REMEMBERED_UP_TO = 128  # characters
@@ -52,7 +52,10 @@ def _is_token(text: str) -> bool:
         return True
     if _TOKEN_RE.match(text) is None:
         return False
-    _remember(_KNOWN_TOKENS, text, _TOKEN_REMEMBERED_UP_TO)
+    if len(text) <= _TOKEN_REMEMBERED_UP_TO:
+        if len(_KNOWN_TOKENS) >= _KNOWN_BOUND:
+            _KNOWN_TOKENS.clear()
+        _KNOWN_TOKENS[text] = text.lower()
     return True
 
 
@@ -247,15 +250,17 @@ def _clean_headers(pairs) -> tuple[list[tuple[str, str]], dict[str, list[str]]] 
     list of values, another type, a name not yet seen, a control character), which the header-by-header reading
     then takes in turn."""
     shortest, longest = _PRINTABLE_REMEMBERED
-    known_tokens, known_printable = _KNOWN_TOKENS, _KNOWN_PRINTABLE
+    lower_case, known_printable = _KNOWN_TOKENS, _KNOWN_PRINTABLE
     headers: list[tuple[str, str]] = []
     index: dict[str, list[str]] = {}
     unknown = []
     new_long = []
     for name, value in pairs:
-        if type(value) is not str or type(name) is not str or name not in known_tokens:
+        if type(value) is not str or type(name) is not str:
             return None
-        lname = name.lower()
+        lname = lower_case.get(name)
+        if lname is None:
+            return None
         if len(value) < shortest:
             unknown.append(value)
         elif value not in known_printable:
@@ -264,15 +269,15 @@ def _clean_headers(pairs) -> tuple[list[tuple[str, str]], dict[str, list[str]]] 
                 new_long.append(value)
         trimmed = value.strip(" \t")
         headers.append((name, trimmed))
-        values = index.get(lname)
-        if values is None:
-            index[lname] = [trimmed]
-        else:
-            values.append(trimmed)
+        index[lname] = [trimmed]
     if not _printable_ascii_text("".join(unknown)):
         return None
     for value in new_long:
         _remember(known_printable, value, longest)
+    if len(index) != len(headers):  # a name repeated (in any case): each name's values in wire order
+        index = {}
+        for name, value in headers:
+            index.setdefault(name.lower(), []).append(value)
     return headers, index
 
 
