@@ -69,7 +69,9 @@ def _body_kind(spec: Spec, op: Operation) -> str | None:
 def _body_plan(spec: Spec, op: Operation) -> tuple[Any, str | None]:
     """The operation's request body (dereferenced) and the kind its body is checked as; worked out once per spec
     and operation (cached on the spec, which holds both)."""
-    plans = spec._cache.setdefault("request-body-plans", {})
+    plans = spec._cache.get("request-body-plans")  # no new empty dict per call (setdefault's default)
+    if plans is None:
+        plans = spec._cache.setdefault("request-body-plans", {})
     found = plans.get(id(op))
     if found is not None and found[0] is op:
         return found[1], found[2]
@@ -145,7 +147,9 @@ def _verify_options(v: PayloadEngine, op: Operation, now: _dt.datetime) -> Any:
     """The verifier's options for an operation at a time; the last one is reused while nothing changed (a
     validator with a fixed clock, or many requests within one second of a server's)."""
     profile = v.profile
-    cache = v.spec._cache.setdefault("request-verify-options", {})
+    cache = v.spec._cache.get("request-verify-options")  # no new empty dict per call (setdefault's default)
+    if cache is None:
+        cache = v.spec._cache.setdefault("request-verify-options", {})
     found = cache.get("last")
     # The profile is immutable (a record): the same object, the same options.
     if found is not None and found[0] is op and found[1] is profile and found[2] == now:
@@ -173,7 +177,8 @@ def _verify(v: PayloadEngine, op: Operation, req: HttpRequest) -> list[Finding]:
     # The request itself has what the verifier reads (method, target, headers, exact body bytes) when its body is
     # exact; otherwise the verifier is told the body is unknown.
     signable = req if req.body_is_exact else SignableRequest(req.method, req.target, req.headers, None)
-    return verify_request(signable, _verify_options(v, op, _clock(v, req)), header_index=req.header_index)
+    return verify_request(signable, _verify_options(v, op, _clock(v, req)), header_index=req.header_index,
+                          header_values_within=req.header_values_within)
 
 
 def _known_not_offered(problems, path: str, not_offered) -> list:

@@ -170,12 +170,13 @@ def parse_envelope(envelope: Any) -> Parsed:
     headers: list[tuple[str, str]] = []
     clean = None  # the header list when every name is a token and every value printable ASCII
     index = None  # the header index (HttpRequest.header_index) when built on the way
+    within = None  # HttpRequest.header_values_within, when found on the way
     raw_headers = envelope.get("headers")
     items: list[tuple[Any, Any, str | None]] = []  # (name, value, pointer when not the header's own)
     if raw_headers is None:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", "headers is missing: an object of header names to values, or a list of [name, value] pairs"))
     elif (pairs := _header_pairs(raw_headers)) is not None and (taken := _clean_headers(pairs)) is not None:
-        headers, index = taken
+        headers, index, within = taken
         clean = headers
     elif isinstance(raw_headers, dict):
         # Taken in order as they come (the object form reports nothing while it is read): a known token with a
@@ -196,7 +197,8 @@ def parse_envelope(envelope: Any) -> Parsed:
                 problems.append(RequestProblem(REQUEST_MALFORMED, f"/headers/{i}", f"a header in list form is a [name, value] pair, got {_short(pair)}"))
     else:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", f"headers must be an object or a list of [name, value] pairs, got {type(raw_headers).__name__}"))
-    _take_headers(items, headers, problems)
+    if items:
+        _take_headers(items, headers, problems)
     body: bytes | None = b""
     exact = True
     value = None
@@ -217,7 +219,8 @@ def parse_envelope(envelope: Any) -> Parsed:
         return Parsed(None, problems)
     target, path_part, query = split
     return Parsed(HttpRequest(method, target, path_part, query, headers, body, exact, value, "envelope",
-                              clean_headers=clean, text_of_body=text_of_body, header_index=index), problems)
+                              clean_headers=clean, text_of_body=text_of_body, header_index=index,
+                              header_values_within=within), problems)
 
 
 # The ASCII control characters (C0 and DEL) made NUL, every other byte 1: printable ASCII text is ASCII text whose
@@ -242,19 +245,20 @@ def _header_pairs(raw: Any) -> Any:
     return None
 
 
-def _clean_headers(pairs) -> tuple[list[tuple[str, str]], dict[str, list[str]]] | None:
+def _clean_headers(pairs) -> tuple[list[tuple[str, str]], dict[str, list[str]], int | None] | None:
     """The headers of ``pairs`` (name, value: an envelope's header object's items, or its list of pairs), values
     trimmed of blanks, and their index by lower-case name (:attr:`HttpRequest.header_index`, built on the same pass),
     when every name is a remembered HTTP token and every value printable ASCII text, told at once: the values not
     remembered as printable are joined and searched for control characters in one pass. None for anything else (a
     list of values, another type, a name not yet seen, a control character), which the header-by-header reading
-    then takes in turn."""
+    then takes in turn. The third item: when every name occurs once, a length no value exceeds (else None), which
+    the signature verifier then need not check header by header (:attr:`HttpRequest.header_values_within`)."""
     shortest, longest = _PRINTABLE_REMEMBERED
     lower_case, known_printable = _KNOWN_TOKENS, _KNOWN_PRINTABLE
     headers: list[tuple[str, str]] = []
     index: dict[str, list[str]] = {}
-    unknown = []
-    new_long = []
+    unknown = []  # the values to search for control characters
+    longer = []  # (lower-case name, value) of the values of ``shortest`` characters or more
     for name, value in pairs:
         if type(value) is not str or type(name) is not str:
             return None
@@ -263,13 +267,20 @@ def _clean_headers(pairs) -> tuple[list[tuple[str, str]], dict[str, list[str]]] 
             return None
         if len(value) < shortest:
             unknown.append(value)
-        elif value not in known_printable:
-            unknown.append(value)
-            if len(value) <= longest and lname not in _NEVER_REMEMBERED:
-                new_long.append(value)
+        else:
+            longer.append((lname, value))
         trimmed = value.strip(" \t")
         headers.append((name, trimmed))
         index[lname] = [trimmed]
+    within = shortest  # no value is longer
+    new_long = []
+    for lname, value in longer:
+        if len(value) > within:
+            within = len(value)
+        if value not in known_printable:
+            unknown.append(value)
+            if len(value) <= longest and lname not in _NEVER_REMEMBERED:
+                new_long.append(value)
     if not _printable_ascii_text("".join(unknown)):
         return None
     for value in new_long:
@@ -278,7 +289,8 @@ def _clean_headers(pairs) -> tuple[list[tuple[str, str]], dict[str, list[str]]] 
         index = {}
         for name, value in headers:
             index.setdefault(name.lower(), []).append(value)
-    return headers, index
+        return headers, index, None
+    return headers, index, within
 
 
 def _decode_line(raw: bytes) -> str:

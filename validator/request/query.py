@@ -44,7 +44,9 @@ def _coerce_query(value: str, schema: dict) -> tuple[Any, str | None]:
 
 def _declared(spec: Spec, op: Operation) -> dict[str, Parameter]:
     """The operation's query parameters by name, once per spec and operation (cached on the spec)."""
-    cache = spec._cache.setdefault("request-query-parameters", {})
+    cache = spec._cache.get("request-query-parameters")  # no new empty dict per call (setdefault's default)
+    if cache is None:
+        cache = spec._cache.setdefault("request-query-parameters", {})
     found = cache.get(id(op))
     if found is None or found[0] is not op:
         found = cache[id(op)] = (op, {p.name: p for p in op.query_parameters})

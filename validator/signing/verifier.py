@@ -130,14 +130,17 @@ def _normalise_headers(headers: Any) -> list[tuple[str, str]]:
 
 
 def verify_request(request: SignableRequest, options: VerifyOptions = VerifyOptions(), *,
-                   header_index: Mapping[str, list[str]] | None = None) -> list[Finding]:
+                   header_index: Mapping[str, list[str]] | None = None,
+                   header_values_within: int | None = None) -> list[Finding]:
     """Check Signature, TPP-Signature-Certificate, Digest and Date of ``request``. Never raises.
 
     ``header_index``: the request's headers by lower-case name (values in wire order), when the caller has built it
-    (the whole-request check): a request the verification finds nothing in is then told at once."""
+    (the whole-request check): a request the verification finds nothing in is then told at once.
+    ``header_values_within``: when the caller knows it of that index, a length no value in it exceeds, every name
+    having one value (:attr:`validator.request.message.HttpRequest.header_values_within`)."""
     if header_index is not None:
         try:
-            if _verified_at_once(request, options, header_index):
+            if _verified_at_once(request, options, header_index, header_values_within):
                 return []
         except Exception:  # noqa: BLE001 - the full verification below decides, and words what it finds
             pass
@@ -182,7 +185,8 @@ def _signing_plan(mandatory: tuple[str, ...], signed: tuple[str, ...]) -> _Signi
     return plan
 
 
-def _verified_at_once(request: SignableRequest, options: VerifyOptions, index: Mapping[str, list[str]]) -> bool:
+def _verified_at_once(request: SignableRequest, options: VerifyOptions, index: Mapping[str, list[str]],
+                      within: int | None = None) -> bool:
     """True when :func:`_verify` would find nothing in ``request`` (whose headers ``index`` holds by lower-case name),
     decided without wording anything: every header once and within the length read, Date fresh, Digest exactly the
     SHA-256 of the body as clients send it, the Signature parameters, certificate, keyId and signing string as the
@@ -192,9 +196,10 @@ def _verified_at_once(request: SignableRequest, options: VerifyOptions, index: M
     if type(method) is not str or type(target) is not str or type(body) is not bytes:
         return False
     limit = options.max_header_length
-    for values in index.values():
-        if len(values) != 1 or len(values[0]) > limit:
-            return False
+    if within is None or within > limit:  # not known of the index: each header once, within the limit?
+        for values in index.values():
+            if len(values) != 1 or len(values[0]) > limit:
+                return False
     date_time = None
     date = index.get("date")
     if date is not None:
