@@ -549,17 +549,30 @@ def compiled_header_check(spec: Spec, op: Operation, profile: Profile = DEFAULT_
     """The compiled header check of ``op`` under ``profile`` (generated once, cached on the spec):
     ``check(index, has_body)`` is True only when :func:`check_headers` finds nothing in headers of printable ASCII
     whose lower-case index is ``index``."""
+    last = _LAST_COMPILED  # the one a server asks for on every request, without building a key
+    if last[0] is op and last[1] is profile:
+        return last[2]
     cache = spec._cache.get("compiled-header-checks")  # no new empty dict per call (setdefault's default)
     if cache is None:
         cache = spec._cache.setdefault("compiled-header-checks", {})
     key = (id(op), id(profile))
     found = cache.get(key)
     if found is not None and found[0] is op and found[1] is profile:
+        _remember_last(found)
         return found[2]
     source, constants = _generate(spec, op, profile)
     namespace = dict(constants)
     exec(compile(source, f"<header check of {op.operation_id}>", "exec"), namespace)  # noqa: S102 - generated above
     if len(cache) >= _COMPILED_BOUND:
         cache.clear()
-    cache[key] = (op, profile, namespace["check"])
+    cache[key] = found = (op, profile, namespace["check"])
+    _remember_last(found)
     return namespace["check"]
+
+
+_LAST_COMPILED: tuple = (None, None, None)  # (operation, profile, compiled check) last handed out
+
+
+def _remember_last(found: tuple) -> None:
+    global _LAST_COMPILED
+    _LAST_COMPILED = found

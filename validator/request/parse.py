@@ -32,6 +32,7 @@ _ABSOLUTE_RE = re.compile(r"https?://", re.I)
 # match or of a scan character by character. Bounded, as the validator runs in servers: emptied when full.
 _KNOWN_TOKENS: dict[str, str] = {}  # token -> its lower-case form (a header's index key)
 _KNOWN_PRINTABLE: set[str] = set()
+_KNOWN_PATHS: set[str] = set()  # request targets without query found usable (then path and target are the same)
 _KNOWN_BOUND = 256
 _TOKEN_REMEMBERED_UP_TO = 128  # characters
 _PRINTABLE_REMEMBERED = (256, 8192)  # shorter values are scanned each time (cheap); longer ones are not kept
@@ -76,6 +77,8 @@ def _is_printable_ascii(value: str) -> bool:
 
 def _split_target(target: str, problems: list[RequestProblem]) -> tuple[str, str, list[tuple[str, str]]] | None:
     """(target as signed, path, decoded query) or None when the target is unusable."""
+    if target in _KNOWN_PATHS:  # an origin-form path without query or fragment already found usable
+        return target, target, []
     if not target:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/path", "the path is empty"))
         return None
@@ -96,8 +99,10 @@ def _split_target(target: str, problems: list[RequestProblem]) -> tuple[str, str
     if "#" in target:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/path", "a request target carries no fragment ('#...')"))
         return None
-    path, _, query_text = target.partition("?")
+    path, has_query, query_text = target.partition("?")
     query: list[tuple[str, str]] = []
+    if not has_query and type(target) is str:  # no query: the target is the path (a creation's, sent on every request)
+        _remember(_KNOWN_PATHS, target, _TOKEN_REMEMBERED_UP_TO)
     if query_text:
         try:
             query = parse_qsl(query_text, keep_blank_values=True, encoding="utf-8", errors="strict")
