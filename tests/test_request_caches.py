@@ -165,6 +165,31 @@ def test_token_and_printable_memories_are_bounded():
     assert "X" * 200 not in request_parse._KNOWN_TOKENS
 
 
+def test_path_memory_is_bounded_and_keeps_only_usable_paths_without_query():
+    for n in range(request_parse._KNOWN_BOUND + 10):
+        assert request_parse._split_target(f"/v1/payments/{n}", []) == (f"/v1/payments/{n}", f"/v1/payments/{n}", [])
+        assert len(request_parse._KNOWN_PATHS) <= request_parse._KNOWN_BOUND
+    for unusable in ("/v1/a b", "/v1/a\x01", "/v1/a#b", "v1/a"):
+        problems = []
+        assert request_parse._split_target(unusable, problems) is None and problems
+        assert unusable not in request_parse._KNOWN_PATHS
+    assert request_parse._split_target("/v1/a?x=1", []) == ("/v1/a?x=1", "/v1/a", [("x", "1")])
+    assert "/v1/a?x=1" not in request_parse._KNOWN_PATHS
+    # a remembered path gives what the checks give, a fresh list each time
+    first = request_parse._split_target("/v1/payments/sepa-credit-transfers", [])
+    again = request_parse._split_target("/v1/payments/sepa-credit-transfers", [])
+    assert first == again and first[2] is not again[2]
+
+
+def test_signing_plans_are_bounded():
+    for n in range(verifier._SIGNING_PLANS_BOUND + 10):
+        plan = verifier._signing_plan(("date", "digest", "x-request-id"), ("(request-target)", "date", f"x-h{n}"))
+        assert plan.unsigned == ("digest", "x-request-id")
+        assert plan.prefixed == (("date: ", "date"), (f"x-h{n}: ", f"x-h{n}"))
+        assert plan.target_at == (0,)
+        assert len(verifier._SIGNING_PLANS) <= verifier._SIGNING_PLANS_BOUND
+
+
 def test_a_control_character_after_a_remembered_value_gets_its_finding(identities):
     valid, _other, _expired = identities
     v = validator()

@@ -69,7 +69,9 @@ def _body_kind(spec: Spec, op: Operation) -> str | None:
 def _body_plan(spec: Spec, op: Operation) -> tuple[Any, str | None]:
     """The operation's request body (dereferenced) and the kind its body is checked as; worked out once per spec
     and operation (cached on the spec, which holds both)."""
-    plans = spec._cache.setdefault("request-body-plans", {})
+    plans = spec._cache.get("request-body-plans")  # no new empty dict per call (setdefault's default)
+    if plans is None:
+        plans = spec._cache.setdefault("request-body-plans", {})
     found = plans.get(id(op))
     if found is not None and found[0] is op:
         return found[1], found[2]
@@ -144,11 +146,11 @@ _SIGNING = None
 def _verify_options(v: PayloadEngine, op: Operation, now: _dt.datetime) -> Any:
     """The verifier's options for an operation at a time; the last one is reused while nothing changed (a
     validator with a fixed clock, or many requests within one second of a server's)."""
+    global _LAST_OPTIONS
     profile = v.profile
-    cache = v.spec._cache.setdefault("request-verify-options", {})
-    found = cache.get("last")
+    found = _LAST_OPTIONS
     # The profile is immutable (a record): the same object, the same options.
-    if found is not None and found[0] is op and found[1] is profile and found[2] == now:
+    if found[0] is op and found[1] is profile and found[2] == now:
         return found[3]
     _request, _verify_request, VerifyOptions, PROFILE_SIGNED_HEADERS = _signing()
     headers = {p.key: p for p in op.header_parameters}
@@ -164,8 +166,11 @@ def _verify_options(v: PayloadEngine, op: Operation, now: _dt.datetime) -> Any:
         mandatory_signed=PROFILE_SIGNED_HEADERS + tuple(h for h in profile.signature_extra_headers
                                                         if h not in PROFILE_SIGNED_HEADERS),
     )
-    cache["last"] = (op, profile, now, options)
+    _LAST_OPTIONS = (op, profile, now, options)
     return options
+
+
+_LAST_OPTIONS: tuple = (None, None, None, None)  # (operation, profile, clock, options) last built
 
 
 def _verify(v: PayloadEngine, op: Operation, req: HttpRequest) -> list[Finding]:
@@ -173,7 +178,8 @@ def _verify(v: PayloadEngine, op: Operation, req: HttpRequest) -> list[Finding]:
     # The request itself has what the verifier reads (method, target, headers, exact body bytes) when its body is
     # exact; otherwise the verifier is told the body is unknown.
     signable = req if req.body_is_exact else SignableRequest(req.method, req.target, req.headers, None)
-    return verify_request(signable, _verify_options(v, op, _clock(v, req)), header_index=req.header_index)
+    return verify_request(signable, _verify_options(v, op, _clock(v, req)), header_index=req.header_index,
+                          header_values_within=req.header_values_within)
 
 
 def _known_not_offered(problems, path: str, not_offered) -> list:
@@ -237,10 +243,13 @@ def check_text_envelope(v: PayloadEngine, payload: dict, *, source: str = "<requ
     values (:func:`validator.jsonload.check_value`: nesting depth, integers too long to print) could find, so the
     caller checks it without that walk; it learns the headers are all text from parsing them."""
     try:
-        for key, value in payload.items():
-            if type(value) is not str and not (key == "headers" and type(value) is dict) and not (
-                    key == "body" and value is None):
-                return None  # another member, a value of another type: the caller checks the limits first
+        # The usual envelope (exactly method, path, headers and body; the body text) told by four look-ups
+        if not (len(payload) == 4 and type(payload.get("headers")) is dict and type(payload.get("body")) is str
+                and type(payload.get("method")) is str and type(payload.get("path")) is str):
+            for key, value in payload.items():
+                if type(value) is not str and not (key == "headers" and type(value) is dict) and not (
+                        key == "body" and value is None):
+                    return None  # another member, a value of another type: the caller checks the limits first
         parsed = parse_envelope(payload)
         if parsed.request is None or not parsed.request.headers_clean:
             return None  # headers not all text (or not parsed): the caller checks the limits, then this again

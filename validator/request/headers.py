@@ -500,34 +500,44 @@ def _generate(spec: Spec, op: Operation, profile: Profile):
         lines.append("    if has_body:")
     lines.append(f"{indent}v = index.get({CONTENT_TYPE!r})")
     lines.append(f"{indent}if v is not None and not {json_media}(v[0] if len(v) == 1 else ', '.join(v)): return False")
+    # The optional headers' checks are skipped as a whole when the request sends none of them (one set operation
+    # in C instead of a look-up for each absent header).
+    optional: list[str] = []
+    optional_keys: set[str] = set()
     for check in plan.checks:
         if check.owned_by_verifier:
             continue  # presence, format and repeats: the signature verifier (A8)
         key = check.key
         refused = repeats.get(key, "accepted" if check.listed else "refused") == "refused"
         test = _value_expression(spec, op, check, profile, names)
+        into = lines if check.required else optional
         if test == "True" and not check.required:  # any value will do: only a refused repeat is a problem
             if refused:
-                lines.append(f"    v = index.get({key!r})")
-                lines.append("    if v is not None and len(v) != 1: return False")
+                optional_keys.add(key)
+                into.append(f"    v = index.get({key!r})")
+                into.append("    if v is not None and len(v) != 1: return False")
             continue
-        lines.append(f"    v = index.get({key!r})")
+        into.append(f"    v = index.get({key!r})")
         if check.required:
-            lines.append("    if v is None: return False")
+            into.append("    if v is None: return False")
             indent = "    "
         else:
-            lines.append("    if v is not None:")
+            optional_keys.add(key)
+            into.append("    if v is not None:")
             indent = "        "
         if refused:
-            lines.append(f"{indent}if len(v) != 1: return False")
-            lines.append(f"{indent}x = v[0]")
-            lines.append(f"{indent}if not ({test}): return False")
+            into.append(f"{indent}if len(v) != 1: return False")
+            into.append(f"{indent}x = v[0]")
+            into.append(f"{indent}if not ({test}): return False")
         elif check.listed:
-            lines.append(f"{indent}x = v[0] if len(v) == 1 else ', '.join(v)")
-            lines.append(f"{indent}if not ({test}): return False")
+            into.append(f"{indent}x = v[0] if len(v) == 1 else ', '.join(v)")
+            into.append(f"{indent}if not ({test}): return False")
         else:
-            lines.append(f"{indent}for x in v:")
-            lines.append(f"{indent}    if not ({test}): return False")
+            into.append(f"{indent}for x in v:")
+            into.append(f"{indent}    if not ({test}): return False")
+    if optional:
+        lines.append(f"    if not {names.add(frozenset(optional_keys))}.isdisjoint(index):")
+        lines.extend("    " + line for line in optional)
     if CORPORATE_ID_HEADER in plan.declared:
         lines.append(f"    if {CORPORATE_ID_HEADER!r} not in index and {CORPORATE_CONTEXT!r} in "
                      f"index.get({SIGNATURE_CONTEXT_HEADER!r}, ()): return False")
@@ -539,15 +549,30 @@ def compiled_header_check(spec: Spec, op: Operation, profile: Profile = DEFAULT_
     """The compiled header check of ``op`` under ``profile`` (generated once, cached on the spec):
     ``check(index, has_body)`` is True only when :func:`check_headers` finds nothing in headers of printable ASCII
     whose lower-case index is ``index``."""
-    cache = spec._cache.setdefault("compiled-header-checks", {})
+    last = _LAST_COMPILED  # the one a server asks for on every request, without building a key
+    if last[0] is op and last[1] is profile:
+        return last[2]
+    cache = spec._cache.get("compiled-header-checks")  # no new empty dict per call (setdefault's default)
+    if cache is None:
+        cache = spec._cache.setdefault("compiled-header-checks", {})
     key = (id(op), id(profile))
     found = cache.get(key)
     if found is not None and found[0] is op and found[1] is profile:
+        _remember_last(found)
         return found[2]
     source, constants = _generate(spec, op, profile)
     namespace = dict(constants)
     exec(compile(source, f"<header check of {op.operation_id}>", "exec"), namespace)  # noqa: S102 - generated above
     if len(cache) >= _COMPILED_BOUND:
         cache.clear()
-    cache[key] = (op, profile, namespace["check"])
+    cache[key] = found = (op, profile, namespace["check"])
+    _remember_last(found)
     return namespace["check"]
+
+
+_LAST_COMPILED: tuple = (None, None, None)  # (operation, profile, compiled check) last handed out
+
+
+def _remember_last(found: tuple) -> None:
+    global _LAST_COMPILED
+    _LAST_COMPILED = found

@@ -46,7 +46,7 @@ class HttpRequest:
                  body: bytes | None, body_is_exact: bool, body_value: Any = None, form: str = "envelope",
                  version: str | None = None, newline: str = "\r\n", body_start: int | None = None,
                  clean_headers: list[tuple[str, str]] | None = None, text_of_body: tuple[bytes, str] | None = None,
-                 *, header_index: dict[str, list[str]] | None = None) -> None:
+                 *, header_index: dict[str, list[str]] | None = None, header_values_within: int | None = None) -> None:
         # The fields go into the instance's dict at once: a frozen dataclass's own __init__ sets each one through
         # object.__setattr__, a few microseconds a request. ``header_index``: :attr:`header_index` when the parser
         # built it from ``headers`` on the way (dataclasses.replace never passes it, so a copy builds its own).
@@ -56,6 +56,12 @@ class HttpRequest:
                       body_start=body_start, clean_headers=clean_headers, text_of_body=text_of_body)
         if header_index is not None:
             fields["header_index"] = header_index
+            if header_values_within is not None:
+                fields["header_values_within"] = header_values_within
+
+    # Found by the parser while it built header_index (never by dataclasses.replace, which builds its own): every
+    # header name occurs once and no value is longer than this many characters. None: not known.
+    header_values_within = None
 
     @property
     def has_body(self) -> bool:
@@ -91,10 +97,14 @@ class HttpRequest:
         return [v for n, v in self.headers if n.lower() == wanted]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Parsed:
     request: HttpRequest | None
     problems: list[RequestProblem] = field(default_factory=list)
+
+    def __init__(self, request: HttpRequest | None, problems: list[RequestProblem] | None = None) -> None:
+        # As HttpRequest: the fields into the instance's dict at once, not one object.__setattr__ each
+        self.__dict__.update(request=request, problems=[] if problems is None else problems)
 
 
 def header_pointer(name: str) -> str:

@@ -30,8 +30,9 @@ _ABSOLUTE_RE = re.compile(r"https?://", re.I)
 # Texts already found to be HTTP tokens (header names, methods) and long header values already found to be printable
 # ASCII (a certificate): a client sends the same ones on every request, and a set lookup costs a fraction of a regex
 # match or of a scan character by character. Bounded, as the validator runs in servers: emptied when full.
-_KNOWN_TOKENS: set[str] = set()
+_KNOWN_TOKENS: dict[str, str] = {}  # token -> its lower-case form (a header's index key)
 _KNOWN_PRINTABLE: set[str] = set()
+_KNOWN_PATHS: set[str] = set()  # request targets without query found usable (then path and target are the same)
 _KNOWN_BOUND = 256
 _TOKEN_REMEMBERED_UP_TO = 128  # characters
 _PRINTABLE_REMEMBERED = (256, 8192)  # shorter values are scanned each time (cheap); longer ones are not kept
@@ -52,7 +53,10 @@ def _is_token(text: str) -> bool:
         return True
     if _TOKEN_RE.match(text) is None:
         return False
-    _remember(_KNOWN_TOKENS, text, _TOKEN_REMEMBERED_UP_TO)
+    if len(text) <= _TOKEN_REMEMBERED_UP_TO:
+        if len(_KNOWN_TOKENS) >= _KNOWN_BOUND:
+            _KNOWN_TOKENS.clear()
+        _KNOWN_TOKENS[text] = text.lower()
     return True
 
 
@@ -73,6 +77,8 @@ def _is_printable_ascii(value: str) -> bool:
 
 def _split_target(target: str, problems: list[RequestProblem]) -> tuple[str, str, list[tuple[str, str]]] | None:
     """(target as signed, path, decoded query) or None when the target is unusable."""
+    if target in _KNOWN_PATHS:  # an origin-form path without query or fragment already found usable
+        return target, target, []
     if not target:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/path", "the path is empty"))
         return None
@@ -93,8 +99,10 @@ def _split_target(target: str, problems: list[RequestProblem]) -> tuple[str, str
     if "#" in target:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/path", "a request target carries no fragment ('#...')"))
         return None
-    path, _, query_text = target.partition("?")
+    path, has_query, query_text = target.partition("?")
     query: list[tuple[str, str]] = []
+    if not has_query and type(target) is str:  # no query: the target is the path (a creation's, sent on every request)
+        _remember(_KNOWN_PATHS, target, _TOKEN_REMEMBERED_UP_TO)
     if query_text:
         try:
             query = parse_qsl(query_text, keep_blank_values=True, encoding="utf-8", errors="strict")
@@ -167,12 +175,13 @@ def parse_envelope(envelope: Any) -> Parsed:
     headers: list[tuple[str, str]] = []
     clean = None  # the header list when every name is a token and every value printable ASCII
     index = None  # the header index (HttpRequest.header_index) when built on the way
+    within = None  # HttpRequest.header_values_within, when found on the way
     raw_headers = envelope.get("headers")
     items: list[tuple[Any, Any, str | None]] = []  # (name, value, pointer when not the header's own)
     if raw_headers is None:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", "headers is missing: an object of header names to values, or a list of [name, value] pairs"))
     elif (pairs := _header_pairs(raw_headers)) is not None and (taken := _clean_headers(pairs)) is not None:
-        headers, index = taken
+        headers, index, within = taken
         clean = headers
     elif isinstance(raw_headers, dict):
         # Taken in order as they come (the object form reports nothing while it is read): a known token with a
@@ -193,7 +202,8 @@ def parse_envelope(envelope: Any) -> Parsed:
                 problems.append(RequestProblem(REQUEST_MALFORMED, f"/headers/{i}", f"a header in list form is a [name, value] pair, got {_short(pair)}"))
     else:
         problems.append(RequestProblem(REQUEST_MALFORMED, "/headers", f"headers must be an object or a list of [name, value] pairs, got {type(raw_headers).__name__}"))
-    _take_headers(items, headers, problems)
+    if items:
+        _take_headers(items, headers, problems)
     body: bytes | None = b""
     exact = True
     value = None
@@ -214,7 +224,8 @@ def parse_envelope(envelope: Any) -> Parsed:
         return Parsed(None, problems)
     target, path_part, query = split
     return Parsed(HttpRequest(method, target, path_part, query, headers, body, exact, value, "envelope",
-                              clean_headers=clean, text_of_body=text_of_body, header_index=index), problems)
+                              clean_headers=clean, text_of_body=text_of_body, header_index=index,
+                              header_values_within=within), problems)
 
 
 # The ASCII control characters (C0 and DEL) made NUL, every other byte 1: printable ASCII text is ASCII text whose
@@ -239,41 +250,52 @@ def _header_pairs(raw: Any) -> Any:
     return None
 
 
-def _clean_headers(pairs) -> tuple[list[tuple[str, str]], dict[str, list[str]]] | None:
+def _clean_headers(pairs) -> tuple[list[tuple[str, str]], dict[str, list[str]], int | None] | None:
     """The headers of ``pairs`` (name, value: an envelope's header object's items, or its list of pairs), values
     trimmed of blanks, and their index by lower-case name (:attr:`HttpRequest.header_index`, built on the same pass),
     when every name is a remembered HTTP token and every value printable ASCII text, told at once: the values not
     remembered as printable are joined and searched for control characters in one pass. None for anything else (a
     list of values, another type, a name not yet seen, a control character), which the header-by-header reading
-    then takes in turn."""
+    then takes in turn. The third item: when every name occurs once, a length no value exceeds (else None), which
+    the signature verifier then need not check header by header (:attr:`HttpRequest.header_values_within`)."""
     shortest, longest = _PRINTABLE_REMEMBERED
-    known_tokens, known_printable = _KNOWN_TOKENS, _KNOWN_PRINTABLE
+    lower_case, known_printable = _KNOWN_TOKENS, _KNOWN_PRINTABLE
     headers: list[tuple[str, str]] = []
     index: dict[str, list[str]] = {}
-    unknown = []
-    new_long = []
+    unknown = []  # the values to search for control characters
+    longer = []  # (lower-case name, value) of the values of ``shortest`` characters or more
     for name, value in pairs:
-        if type(value) is not str or type(name) is not str or name not in known_tokens:
+        if type(value) is not str or type(name) is not str:
             return None
-        lname = name.lower()
+        lname = lower_case.get(name)
+        if lname is None:
+            return None
         if len(value) < shortest:
             unknown.append(value)
-        elif value not in known_printable:
+        else:
+            longer.append((lname, value))
+        trimmed = value.strip(" \t")
+        headers.append((name, trimmed))
+        index[lname] = [trimmed]
+    within = shortest  # no value is longer
+    new_long = []
+    for lname, value in longer:
+        if len(value) > within:
+            within = len(value)
+        if value not in known_printable:
             unknown.append(value)
             if len(value) <= longest and lname not in _NEVER_REMEMBERED:
                 new_long.append(value)
-        trimmed = value.strip(" \t")
-        headers.append((name, trimmed))
-        values = index.get(lname)
-        if values is None:
-            index[lname] = [trimmed]
-        else:
-            values.append(trimmed)
     if not _printable_ascii_text("".join(unknown)):
         return None
     for value in new_long:
         _remember(known_printable, value, longest)
-    return headers, index
+    if len(index) != len(headers):  # a name repeated (in any case): each name's values in wire order
+        index = {}
+        for name, value in headers:
+            index.setdefault(name.lower(), []).append(value)
+        return headers, index, None
+    return headers, index, within
 
 
 def _decode_line(raw: bytes) -> str:

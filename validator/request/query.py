@@ -42,19 +42,23 @@ def _coerce_query(value: str, schema: dict) -> tuple[Any, str | None]:
     return value, None
 
 
-def _declared(spec: Spec, op: Operation) -> dict[str, Parameter]:
-    """The operation's query parameters by name, once per spec and operation (cached on the spec)."""
-    cache = spec._cache.setdefault("request-query-parameters", {})
+def _declared(spec: Spec, op: Operation) -> tuple[dict[str, Parameter], bool]:
+    """The operation's query parameters by name and whether one is required, once per spec and operation (cached
+    on the spec)."""
+    cache = spec._cache.get("request-query-parameters")  # no new empty dict per call (setdefault's default)
+    if cache is None:
+        cache = spec._cache.setdefault("request-query-parameters", {})
     found = cache.get(id(op))
     if found is None or found[0] is not op:
-        found = cache[id(op)] = (op, {p.name: p for p in op.query_parameters})
-    return found[1]
+        params = {p.name: p for p in op.query_parameters}
+        found = cache[id(op)] = (op, params, any(p.required for p in params.values()))
+    return found[1], found[2]
 
 
 def check_query(spec: Spec, op: Operation, req: HttpRequest, out: Problems) -> None:
-    params = _declared(spec, op)
-    if not req.query and not params:
-        return  # nothing sent, nothing declared (most operations): nothing to report
+    params, any_required = _declared(spec, op)
+    if not req.query and not any_required:
+        return  # nothing sent, nothing required (most requests): nothing to report
     seen: dict[str, list[str]] = {}
     for name, value in req.query:
         seen.setdefault(name, []).append(value)

@@ -120,7 +120,9 @@ def resolve_operation(spec: Spec, method: str, path: str, *, paths: Mapping[str,
 
     A match whose every segment is literal or a member of an enumeration (creation paths) is remembered: there are
     only a few such paths, and they are what most requests address."""
-    fixed = spec._cache.setdefault("request-fixed-routes", {})
+    fixed = spec._cache.get("request-fixed-routes")  # no new empty dict per call (setdefault's default)
+    if fixed is None:
+        fixed = spec._cache.setdefault("request-fixed-routes", {})
     key = (method, path, tuple(sorted(paths.items())) if paths else (), absent)
     found = fixed.get(key)
     if found is not None:

@@ -195,8 +195,6 @@ def signature_head_at_once(value: str) -> tuple[SignatureParams, str, bytes] | N
     """:func:`signature_at_once` as the verifier reads it: the parameters remembered for the text before the
     signature (their keyId, algorithm and headers are the value's; their signature is a placeholder), the signature's
     Base64 text and its bytes; no new parameters object per request."""
-    import binascii
-
     cut = value.rfind(_SIGNATURE_MARK)
     if cut <= 0 or value[-1:] != '"':
         return None

@@ -130,14 +130,17 @@ def _normalise_headers(headers: Any) -> list[tuple[str, str]]:
 
 
 def verify_request(request: SignableRequest, options: VerifyOptions = VerifyOptions(), *,
-                   header_index: Mapping[str, list[str]] | None = None) -> list[Finding]:
+                   header_index: Mapping[str, list[str]] | None = None,
+                   header_values_within: int | None = None) -> list[Finding]:
     """Check Signature, TPP-Signature-Certificate, Digest and Date of ``request``. Never raises.
 
     ``header_index``: the request's headers by lower-case name (values in wire order), when the caller has built it
-    (the whole-request check): a request the verification finds nothing in is then told at once."""
+    (the whole-request check): a request the verification finds nothing in is then told at once.
+    ``header_values_within``: when the caller knows it of that index, a length no value in it exceeds, every name
+    having one value (:attr:`validator.request.message.HttpRequest.header_values_within`)."""
     if header_index is not None:
         try:
-            if _verified_at_once(request, options, header_index):
+            if _verified_at_once(request, options, header_index, header_values_within):
                 return []
         except Exception:  # noqa: BLE001 - the full verification below decides, and words what it finds
             pass
@@ -150,7 +153,40 @@ def verify_request(request: SignableRequest, options: VerifyOptions = VerifyOpti
                         rule.code, rule.status, rule.ref)]
 
 
-def _verified_at_once(request: SignableRequest, options: VerifyOptions, index: Mapping[str, list[str]]) -> bool:
+@dataclass(frozen=True)
+class _SigningPlan:
+    """How :func:`_verified_at_once` reads the headers a Signature lists: the lower-case names the profile wants
+    signed that it leaves out (``unsigned``: none of them may be sent), each other listed header's name with the
+    ``name: `` that starts its line (``prefixed``), and where the ``(request-target)`` line goes among those lines
+    (its places, ascending; none when it is not signed)."""
+
+    unsigned: tuple[str, ...]
+    prefixed: tuple[tuple[str, str], ...]
+    target_at: tuple[int, ...]
+
+
+# Plans by (the profile's mandatory signed headers, the Signature's headers): a client signs the same list on every
+# request. Bounded (emptied when full), as the list comes from the request.
+_SIGNING_PLANS: dict[tuple[tuple[str, ...], tuple[str, ...]], _SigningPlan] = {}
+_SIGNING_PLANS_BOUND = 256
+
+
+def _signing_plan(mandatory: tuple[str, ...], signed: tuple[str, ...]) -> _SigningPlan:
+    key = (mandatory, signed)
+    plan = _SIGNING_PLANS.get(key)
+    if plan is None:
+        unsigned = tuple(dict.fromkeys(lname for lname in (name.lower() for name in mandatory) if lname not in signed))
+        prefixed = tuple((f"{name}: ", name) for name in signed if name != REQUEST_TARGET)
+        target_at = tuple(i for i, name in enumerate(signed) if name == REQUEST_TARGET)
+        plan = _SigningPlan(unsigned, prefixed, target_at)
+        if len(_SIGNING_PLANS) >= _SIGNING_PLANS_BOUND:
+            _SIGNING_PLANS.clear()
+        _SIGNING_PLANS[key] = plan
+    return plan
+
+
+def _verified_at_once(request: SignableRequest, options: VerifyOptions, index: Mapping[str, list[str]],
+                      within: int | None = None) -> bool:
     """True when :func:`_verify` would find nothing in ``request`` (whose headers ``index`` holds by lower-case name),
     decided without wording anything: every header once and within the length read, Date fresh, Digest exactly the
     SHA-256 of the body as clients send it, the Signature parameters, certificate, keyId and signing string as the
@@ -160,9 +196,10 @@ def _verified_at_once(request: SignableRequest, options: VerifyOptions, index: M
     if type(method) is not str or type(target) is not str or type(body) is not bytes:
         return False
     limit = options.max_header_length
-    for values in index.values():
-        if len(values) != 1 or len(values[0]) > limit:
-            return False
+    if within is None or within > limit:  # not known of the index: each header once, within the limit?
+        for values in index.values():
+            if len(values) != 1 or len(values[0]) > limit:
+                return False
     date_time = None
     date = index.get("date")
     if date is not None:
@@ -196,24 +233,21 @@ def _verified_at_once(request: SignableRequest, options: VerifyOptions, index: M
         return False
     if params.algorithm is not None and params.algorithm not in options.allowed_algorithms:
         return False
-    signed = params.headers
-    for name in options.mandatory_signed:
-        lname = name.lower()
-        if lname in index and lname not in signed:
+    plan = _signing_plan(options.mandatory_signed, params.headers)
+    for name in plan.unsigned:  # headers the profile wants signed that the signature leaves out: none may be sent
+        if name in index:
             return False
     key_id = parse_key_id(params.key_id)
     if key_id.serial != facts.serial_number or not issuer_rdns_match(key_id, facts.issuer_rdns):
         return False
     lines = []
-    for name in signed:
-        if name == REQUEST_TARGET:
-            lines.append(f"{name}: {method.lower()} {target}")
-        else:
-            values = index.get(name)
-            if values is None:
-                return False
-            value = values[0].strip(" \t")
-            lines.append(f"{name}: {value}")
+    for prefix, name in plan.prefixed:
+        values = index.get(name)
+        if values is None:
+            return False
+        lines.append(prefix + values[0].strip(" \t"))
+    for at in plan.target_at:
+        lines.insert(at, f"{REQUEST_TARGET}: {method.lower()} {target}")
     signing_string = "\n".join(lines)
     # ASCII, and no value forging a line (the only line feeds are those between the lines)
     if not signing_string.isascii() or signing_string.count("\n") != len(lines) - 1 or "\r" in signing_string \
