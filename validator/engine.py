@@ -87,6 +87,9 @@ class Location:
     target: str  # the component name or x-rule tag that matched
 
 
+_tuple_new = tuple.__new__
+
+
 @record
 class RuleContext:
     spec: Spec
@@ -477,7 +480,8 @@ class PayloadValidator:
     def _check_unpaused(self, payload: Any, kind: Kind) -> list[Finding]:
         checker = checker_for(self.spec, kind.schema_name)
         valid = checker.is_valid(payload)
-        ctx = RuleContext(self.spec, kind, self.today, self.context, self.profile, payload)
+        # RuleContext(...) without its __new__'s Python frame: a record is a tuple of its fields in order
+        ctx = _tuple_new(RuleContext, (self.spec, kind, self.today, self.context, self.profile, payload))
         found = self._find(payload, kind, ctx) if self.compiled_pass else None
         if found is None:
             if valid and self.compiled_pass and self._accepts(payload, kind, ctx):
