@@ -236,7 +236,7 @@ class SchemaChecker:
         # them: see _one_member_missing
         root = self.schema["components"]["schemas"].get(component) if self.schema.get("$ref") == SCHEMA_PREFIX + component else None
         own = root.get("required") if isinstance(root, dict) else None
-        self._own_required = (root, tuple(own)) if type(own) is list and all(type(n) is str for n in own) else None
+        self._own_required = (root, tuple(own), frozenset(own)) if type(own) is list and all(type(n) is str for n in own) else None
         self._without_own_required = None
 
     @property
@@ -313,7 +313,9 @@ class SchemaChecker:
         """(issues, errors beyond the limit); with ``compiled_only``, (issues, errors found) when the compiled
         engine alone decides and finds no more than ``limit``, else None."""
         omitted = 0
-        errors = self._one_member_missing(payload) if limit != 0 else None
+        own = self._own_required  # one of the root's own required members missing? (no call for a payload without)
+        missing = own is not None and limit != 0 and type(payload) is dict and not payload.keys() >= own[2]
+        errors = self._one_member_missing(payload) if missing else None
         if errors is not None:
             raw = errors
         else:
@@ -348,9 +350,9 @@ class SchemaChecker:
         converts nothing), the error is known without listing errors, which converts the payload for the compiled
         engine and each error's instance (the whole payload) back."""
         own = self._own_required
-        if own is None or type(payload) is not dict:
+        if own is None or type(payload) is not dict or payload.keys() >= own[2]:  # none of them missing
             return None
-        schema, names = own
+        schema, names, _every = own
         missing = [name for name in names if name not in payload]
         if len(missing) != 1:
             return None
