@@ -232,6 +232,12 @@ class SchemaChecker:
         self._detail_validator = None
         self.root_ref = root_ref or spec.schema(component).get("x-document-ref")
         self._root_type, self._root_required = _root_demands(spec, spec.schema(component))
+        # The root's own `required` names (its schema as checked) and, compiled on first use, the schema without
+        # them: see _one_member_missing
+        root = self.schema["components"]["schemas"].get(component) if self.schema.get("$ref") == SCHEMA_PREFIX + component else None
+        own = root.get("required") if isinstance(root, dict) else None
+        self._own_required = (root, tuple(own), frozenset(own)) if type(own) is list and all(type(n) is str for n in own) else None
+        self._without_own_required = None
 
     @property
     def _fast(self):
@@ -307,13 +313,19 @@ class SchemaChecker:
         """(issues, errors beyond the limit); with ``compiled_only``, (issues, errors found) when the compiled
         engine alone decides and finds no more than ``limit``, else None."""
         omitted = 0
-        try:
-            found = self._fast.iter_errors(payload)
-            raw = list(found if limit is None else itertools.islice(found, limit))
-            omitted = sum(1 for _ in found)  # the rest is counted, never worded
-        except (ValueError, OverflowError, TypeError):
-            raw = None  # values the compiled engine cannot take (integers beyond 64 bits)
-        errors = self._resolved(payload, raw) if raw is not None else None
+        own = self._own_required  # one of the root's own required members missing? (no call for a payload without)
+        missing = own is not None and limit != 0 and type(payload) is dict and not payload.keys() >= own[2]
+        errors = self._one_member_missing(payload) if missing else None
+        if errors is not None:
+            raw = errors
+        else:
+            try:
+                found = self._fast.iter_errors(payload)
+                raw = list(found if limit is None else itertools.islice(found, limit))
+                omitted = sum(1 for _ in found)  # the rest is counted, never worded
+            except (ValueError, OverflowError, TypeError):
+                raw = None  # values the compiled engine cannot take (integers beyond 64 bits)
+            errors = self._resolved(payload, raw) if raw is not None else None
         if compiled_only and (errors is None or omitted):
             return None
         if errors is None:  # alternatives (anyOf): python-jsonschema picks the closest branch
@@ -330,6 +342,33 @@ class SchemaChecker:
             if not schema.get("x-rule"):  # a semantic rule owns it and words its finding
                 issues.append(SchemaIssue("schema-items", pointer, "items must be unique", schema.get("x-document-ref") or self.root_ref))
         return _one_problem_per_value(issues), len(raw) if compiled_only else omitted
+
+    def _one_member_missing(self, payload: Any) -> list[_Error] | None:
+        """The compiled engine's one error, resolved, when all it finds is one of the root's own `required` members
+        missing (a line without `creditorName`); None otherwise. Its errors are those of the schema without that
+        keyword and that keyword's, one per missing name: when the schema without it finds nothing (one call that
+        converts nothing), the error is known without listing errors, which converts the payload for the compiled
+        engine and each error's instance (the whole payload) back."""
+        own = self._own_required
+        if own is None or type(payload) is not dict or payload.keys() >= own[2]:  # none of them missing
+            return None
+        schema, names, _every = own
+        missing = [name for name in names if name not in payload]
+        if len(missing) != 1:
+            return None
+        if self._without_own_required is None:
+            checked = self._checked
+            root = {k: v for k, v in checked["components"]["schemas"][self.component].items() if k != "required"}
+            relaxed = {**checked, "components": {**checked["components"], "schemas": {**checked["components"]["schemas"], self.component: root}}}
+            self._without_own_required = jsonschema_rs.validator_for(relaxed, validate_formats=True, mask="…")
+        try:
+            if not self._without_own_required.is_valid(payload):
+                return None
+        except (ValueError, OverflowError, TypeError):
+            return None
+        name = missing[0]
+        return [_Error("required", schema["required"], payload, schema,
+                       f"{json.dumps(name, ensure_ascii=False)} is a required property", [], missing=name)]
 
     def _repeated_items(self, payload: Any) -> Iterator[tuple[str, dict]]:
         """(pointer, schema) of each array under ``uniqueItems`` that repeats an item; linear time."""

@@ -45,3 +45,54 @@ def test_compiled_error_path_matches_python_jsonschema(data, kind):
     checker = checker_for(SPEC, SPEC.kind(kind).schema_name)
     fast = sorted((i.rule, i.pointer, i.message) for i in checker.detailed_issues(payload))
     assert fast == python_issues(checker, payload)
+
+
+def _listed(checker, payload, limit, compiled_only=False):
+    """What the checker answers from the compiled engine's list of errors (without the one-missing-member answer)."""
+    own, checker._own_required = checker._own_required, None
+    try:
+        return checker._issues(payload, limit, compiled_only)
+    finally:
+        checker._own_required = own
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(), kind=st.sampled_from(KINDS))
+def test_one_required_member_missing_is_answered_as_the_list_of_errors_answers(data, kind):
+    """A root's own required member missing is answered without listing the compiled engine's errors when it is all
+    that engine finds: the same issues, order and counts as from the list, whatever else is missing or wrong."""
+    payload = data.draw(valid_payloads(kind, today=TODAY))
+    checker = checker_for(SPEC, SPEC.kind(kind).schema_name)
+    if isinstance(payload, dict) and checker._own_required is not None:
+        names = [n for n in checker._own_required[1] if n in payload]
+        for name in data.draw(st.lists(st.sampled_from(names), max_size=2, unique=True)) if names else ():
+            del payload[name]
+    for _ in range(data.draw(st.integers(0, 2))):
+        paths = [p for p in _paths(payload) if p]
+        if not paths:
+            break
+        path = data.draw(st.sampled_from(paths))
+        parent = payload
+        for token in path[:-1]:
+            parent = parent[token]
+        parent[path[-1]] = data.draw(junk)
+    for limit in (None, 1, 1000):
+        assert checker._issues(payload, limit) == _listed(checker, payload, limit)
+        assert checker._issues(payload, limit, True) == _listed(checker, payload, limit, True)
+
+
+def test_each_root_required_member_missing_from_the_spec_examples_is_answered_without_the_list():
+    from tool_modules import load_tool
+
+    answered = 0
+    for kind, _location, example in load_tool("detection_accuracy").kind_examples(SPEC):
+        checker = checker_for(SPEC, SPEC.kind(kind).schema_name)
+        if not isinstance(example, dict) or checker._own_required is None:
+            continue
+        for name in checker._own_required[1]:
+            payload = {k: v for k, v in example.items() if k != name}
+            if name not in example:
+                continue
+            answered += checker._one_member_missing(payload) is not None
+            assert checker._issues(payload, 1000) == _listed(checker, payload, 1000)
+    assert answered > 20
