@@ -69,16 +69,24 @@ def _body_kind(spec: Spec, op: Operation) -> str | None:
 def _body_plan(spec: Spec, op: Operation) -> tuple[Any, str | None]:
     """The operation's request body (dereferenced) and the kind its body is checked as; worked out once per spec
     and operation (cached on the spec, which holds both)."""
+    global _LAST_BODY_PLAN
+    found = _LAST_BODY_PLAN  # the operation asked for last (a server's usual one), without a look-up
+    if found[0] is op:
+        return found[1], found[2]
     plans = spec._cache.get("request-body-plans")  # no new empty dict per call (setdefault's default)
     if plans is None:
         plans = spec._cache.setdefault("request-body-plans", {})
     found = plans.get(id(op))
     if found is not None and found[0] is op:
+        _LAST_BODY_PLAN = found
         return found[1], found[2]
     raw_body = spec.deref(op.raw.get("requestBody")) if op.raw.get("requestBody") else None
     kind = _body_kind(spec, op) if raw_body else None
-    plans[id(op)] = (op, raw_body, kind)
+    plans[id(op)] = _LAST_BODY_PLAN = (op, raw_body, kind)
     return raw_body, kind
+
+
+_LAST_BODY_PLAN: tuple = (None, None, None)  # (operation, request body, kind) last asked for
 
 
 def _check_body(v: PayloadEngine, op: Operation, req: HttpRequest, out: Problems, source: str) -> list[Finding]:
@@ -174,7 +182,7 @@ _LAST_OPTIONS: tuple = (None, None, None, None)  # (operation, profile, clock, o
 
 
 def _verify(v: PayloadEngine, op: Operation, req: HttpRequest) -> list[Finding]:
-    SignableRequest, verify_request, _options, _signed = _signing()
+    SignableRequest, verify_request, _options, _signed = _SIGNING or _signing()
     # The request itself has what the verifier reads (method, target, headers, exact body bytes) when its body is
     # exact; otherwise the verifier is told the body is unknown.
     signable = req if req.body_is_exact else SignableRequest(req.method, req.target, req.headers, None)

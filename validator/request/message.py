@@ -60,7 +60,8 @@ class HttpRequest:
                 fields["header_values_within"] = header_values_within
 
     # Found by the parser while it built header_index (never by dataclasses.replace, which builds its own): every
-    # header name occurs once and no value is longer than this many characters. None: not known.
+    # header name occurs once, its value trimmed of blanks, and no value is longer than this many characters. None:
+    # not known.
     header_values_within = None
 
     @property

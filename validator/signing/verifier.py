@@ -137,7 +137,7 @@ def verify_request(request: SignableRequest, options: VerifyOptions = VerifyOpti
     ``header_index``: the request's headers by lower-case name (values in wire order), when the caller has built it
     (the whole-request check): a request the verification finds nothing in is then told at once.
     ``header_values_within``: when the caller knows it of that index, a length no value in it exceeds, every name
-    having one value (:attr:`validator.request.message.HttpRequest.header_values_within`)."""
+    having one value, trimmed of blanks (:attr:`validator.request.message.HttpRequest.header_values_within`)."""
     if header_index is not None:
         try:
             if _verified_at_once(request, options, header_index, header_values_within):
@@ -241,11 +241,12 @@ def _verified_at_once(request: SignableRequest, options: VerifyOptions, index: M
     if key_id.serial != facts.serial_number or not issuer_rdns_match(key_id, facts.issuer_rdns):
         return False
     lines = []
+    trimmed = within is not None  # the parser's index: its values are trimmed already
     for prefix, name in plan.prefixed:
         values = index.get(name)
         if values is None:
             return False
-        lines.append(prefix + values[0].strip(" \t"))
+        lines.append(prefix + values[0] if trimmed else prefix + values[0].strip(" \t"))
     for at in plan.target_at:
         lines.insert(at, f"{REQUEST_TARGET}: {method.lower()} {target}")
     signing_string = "\n".join(lines)
