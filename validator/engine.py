@@ -16,7 +16,7 @@ from .checks.accounts import bban_passes, iban_passes
 from .checks.kid import kid_passes
 from .context import DEFAULT_PROFILE, Context, Profile, parse_day, parse_instant, today_in_oslo
 from .detect import Detection, detect_kind, kind_by_keys
-from .findings import ERROR, WARNING, Finding, Report, escape_pointer_token
+from .findings import ERROR, WARNING, Finding, Report, escape_pointer_token, place
 from .gcpause import gc_paused
 from .jsonload import (JSONL_SUFFIXES, ArrayStream, Loaded, Unstreamable, check_value, jsonl_lines, load_json_bytes,
                        streamable_text)
@@ -891,8 +891,7 @@ def _add_positions(report: Report, data: bytes, *, clean: bool = False) -> None:
             offset = offsets[pointer] if pointer in offsets else offsets.setdefault(pointer, index.offset(pointer))
             if offset is not None:
                 line, column = (1, offset + 1) if one_line else index.line_column(offset)
-                # Built directly (dataclasses.replace costs ten times as much, a thousand findings a report)
-                f = Finding(f.rule, f.severity, pointer, f.message, f.code, f.status, f.ref, line, column)
+                place(f, line, column)  # made by this check, held by nothing else yet
         placed.append(f)
     # In the order a reader meets them in the text (stable: findings at one place keep the rule order).
     if len(placed) > 1:
