@@ -26,11 +26,9 @@ def _paths(node):
     return (tokens for tokens, _ in walk_json(node))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=st.data(), kind=st.sampled_from(KINDS))
-def test_compiled_error_path_matches_python_jsonschema(data, kind):
-    payload = data.draw(valid_payloads(kind, today=TODAY))
-    for _ in range(data.draw(st.integers(1, 3))):
+def _break(data, payload, rounds: int, *, may_delete: bool) -> None:
+    """Up to ``rounds`` values of ``payload`` replaced by junk (or, with ``may_delete``, object members removed)."""
+    for _ in range(rounds):
         paths = [p for p in _paths(payload) if p]
         if not paths:
             break
@@ -38,10 +36,17 @@ def test_compiled_error_path_matches_python_jsonschema(data, kind):
         parent = payload
         for token in path[:-1]:
             parent = parent[token]
-        if data.draw(st.booleans()) and isinstance(parent, dict):
+        if may_delete and data.draw(st.booleans()) and isinstance(parent, dict):
             del parent[path[-1]]
         else:
             parent[path[-1]] = data.draw(junk)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(), kind=st.sampled_from(KINDS))
+def test_compiled_error_path_matches_python_jsonschema(data, kind):
+    payload = data.draw(valid_payloads(kind, today=TODAY))
+    _break(data, payload, data.draw(st.integers(1, 3)), may_delete=True)
     checker = checker_for(SPEC, SPEC.kind(kind).schema_name)
     fast = sorted((i.rule, i.pointer, i.message) for i in checker.detailed_issues(payload))
     assert fast == python_issues(checker, payload)
@@ -67,15 +72,7 @@ def test_one_required_member_missing_is_answered_as_the_list_of_errors_answers(d
         names = [n for n in checker._own_required[1] if n in payload]
         for name in data.draw(st.lists(st.sampled_from(names), max_size=2, unique=True)) if names else ():
             del payload[name]
-    for _ in range(data.draw(st.integers(0, 2))):
-        paths = [p for p in _paths(payload) if p]
-        if not paths:
-            break
-        path = data.draw(st.sampled_from(paths))
-        parent = payload
-        for token in path[:-1]:
-            parent = parent[token]
-        parent[path[-1]] = data.draw(junk)
+    _break(data, payload, data.draw(st.integers(0, 2)), may_delete=False)
     for limit in (None, 1, 1000):
         assert checker._issues(payload, limit) == _listed(checker, payload, limit)
         assert checker._issues(payload, limit, True) == _listed(checker, payload, limit, True)
